@@ -1,0 +1,77 @@
+"""CPU backend: loop IR -> LLVM IR (llvmlite) -> machine code -> a callable on numpy arrays."""
+from __future__ import annotations
+
+from llvmlite import ir
+
+from te.expr import Var
+from te.functor import free_vars
+
+from .emit import CodegenError, Emitter
+from .jit import JITModule, has_openmp, target_machine
+from .module import BenchmarkResult, Module
+from .runtime import ArgumentError, get_num_threads, set_num_threads
+
+__all__ = ["build", "Module", "ArgumentError", "CodegenError", "set_num_threads",
+           "get_num_threads", "BenchmarkResult"]
+
+
+def _shape_vars(func):
+    from schedule.ir import Buffer
+    explicit = set(p for p in func.params if isinstance(p, Var))
+    found = {}
+    for p in func.params:
+        if isinstance(p, Buffer):
+            for dim in p.shape:
+                for v in free_vars(dim):
+                    if v not in explicit:
+                        found.setdefault(v, None)
+    return list(found)
+
+
+def _check_free_vars(func, shape_vars):
+    from schedule.functor import IRVisitor
+
+    class _Free(IRVisitor):
+        def __init__(self):
+            self.bound, self.free = set(), {}
+
+        def visit_For(self, node):
+            self.bound.add(node.loop_var)
+            self.generic_visit(node)
+
+        def visit_LetStmt(self, node):
+            self.bound.add(node.var)
+            self.generic_visit(node)
+
+        def visit_Let(self, node):
+            self.bound.add(node.var)
+            self.generic_visit(node)
+
+        def visit_Var(self, node):
+            if node not in self.bound:
+                self.free.setdefault(node, None)
+
+    v = _Free()
+    v.visit(func.body)
+    known = set(p for p in func.params if isinstance(p, Var)) | set(shape_vars)
+    for var in v.free:
+        if var not in known:
+            raise CodegenError(f"build {func.name}: variable {var.name} is used but not bound; "
+                               "pass it in the argument list (te.build(s, [..., "
+                               f"{var.name}]))")
+
+
+def build(sch, args, target, name="default_function"):
+    """Lower (if needed) and compile for the CPU; returns a callable Module."""
+    from schedule import lower
+    from schedule.ir import PrimFunc
+    func = sch if isinstance(sch, PrimFunc) else lower(sch, args, name=name)
+    shape_vars = _shape_vars(func)
+    _check_free_vars(func, shape_vars)
+    tm = target_machine(target.mcpu, tuple(target.mattr))
+    module = ir.Module(name=func.name)
+    module.triple = tm.triple
+    Emitter(module, parallel=has_openmp()).emit_function(func, shape_vars)
+    source = str(module)
+    jit = JITModule(source, tm)
+    return Module(func, shape_vars, jit, source, target)

@@ -1,0 +1,543 @@
+"""Loop IR -> LLVM IR (llvmlite.ir).
+
+Each PrimFunc becomes ``i32 @name(ptr noalias %A, ..., i32 %n, ...)``: one data pointer per
+buffer parameter, then the scalar parameters, then the symbolic shape variables. Parallel loops
+are outlined into a function that each OpenMP thread (libgomp's ``GOMP_parallel``, a persistent
+pool) runs on its chunk of iterations. Allocations of constant small size live on the stack of
+the function that uses them; others are malloc'ed.
+"""
+from __future__ import annotations
+
+from llvmlite import ir
+
+from te import dtypes
+from te.expr import (Binary, Call, Cast, Div, FloatImm, FloorDiv, FloorMod, IntImm, Let, Max,
+                     Min, Mod, Not, Select, Var)
+from schedule.functor import IRVisitor
+from schedule.interp import alloc_size
+from schedule.ir import (Allocate, Broadcast, Buffer, BufferLoad, BufferStore, For, ForKind,
+                         IfThenElse, LetStmt, Ramp, SeqStmt, Evaluate)
+from schedule.simplify import INF, const_bounds
+
+from .types import ARITH, COMPARE, LIBM, LLVM_INTRINSICS, LOGIC, mangle, memory_type, value_type
+
+I32 = ir.IntType(32)
+I64 = ir.IntType(64)
+I8 = ir.IntType(8)
+PTR = ir.PointerType(I8)     # llvmlite's typed pointers; LLVM reads them as opaque ptr
+STACK_LIMIT = 256 * 1024
+
+
+class CodegenError(RuntimeError):
+    pass
+
+
+class _Ctx:
+    """Per-LLVM-function state: builder, variable values, buffer pointers, loop ranges."""
+
+    def __init__(self, fn, vars_=None, bufs=None, ranges=None):
+        self.fn = fn
+        entry = fn.append_basic_block("entry")
+        self.alloca_builder = ir.IRBuilder(entry)
+        body = fn.append_basic_block("body")
+        self.alloca_builder.branch(body)
+        self.alloca_builder.position_at_start(entry)
+        self.builder = ir.IRBuilder(body)
+        self.vars = dict(vars_ or {})
+        self.bufs = dict(bufs or {})
+        self.ranges = dict(ranges or {})
+
+
+class _Uses(IRVisitor):
+    """Free variables and buffers of a statement (for outlining parallel loops)."""
+
+    def __init__(self):
+        self.vars, self.bufs, self.bound, self.local_bufs = {}, {}, set(), set()
+
+    def visit_Var(self, node):
+        if node not in self.bound:
+            self.vars.setdefault(node, None)
+
+    def visit_For(self, node):
+        self.bound.add(node.loop_var)
+        self.generic_visit(node)
+
+    def visit_LetStmt(self, node):
+        self.bound.add(node.var)
+        self.generic_visit(node)
+
+    def visit_Let(self, node):
+        self.bound.add(node.var)
+        self.generic_visit(node)
+
+    def visit_Allocate(self, node):
+        self.local_bufs.add(node.buffer)
+        for s in node.buffer.shape + node.buffer.strides:
+            self.visit(s)
+        self.visit(node.body)
+
+    def _buf(self, b):
+        if b not in self.local_bufs:
+            self.bufs.setdefault(b, None)
+
+    def visit_BufferLoad(self, node):
+        self._buf(node.buffer)
+        self.generic_visit(node)
+
+    def visit_BufferStore(self, node):
+        self._buf(node.buffer)
+        self.generic_visit(node)
+
+
+class Emitter:
+    def __init__(self, module: ir.Module, parallel=True):
+        self.module = module
+        self.parallel = parallel
+        self.ctx: _Ctx | None = None
+        self.counter = 0
+
+    # ------------------------------------------------------------------ declarations
+    def _declare(self, name, ret, args):
+        fn = self.module.globals.get(name)
+        if fn is None:
+            fn = ir.Function(self.module, ir.FunctionType(ret, args), name=name)
+        return fn
+
+    def _unique(self, base):
+        self.counter += 1
+        return f"{base}_{self.counter}"
+
+    # ------------------------------------------------------------------ entry
+    def emit_function(self, func, shape_vars):
+        """Emit ``func``; ``shape_vars`` are the extra i32 parameters bound from shapes."""
+        buffers = [p for p in func.params if isinstance(p, Buffer)]
+        scalars = [p for p in func.params if isinstance(p, Var)] + list(shape_vars)
+        arg_types = [ir.PointerType(memory_type(b.dtype)) for b in buffers] + \
+            [value_type(v.dtype) for v in scalars]
+        fn = ir.Function(self.module, ir.FunctionType(I32, arg_types), name=func.name)
+        fn.attributes.add("nounwind")
+        for k, b in enumerate(buffers):
+            fn.args[k].name = b.name.replace(".", "_")
+            fn.args[k].add_attribute("noalias")
+        for k, v in enumerate(scalars):
+            fn.args[len(buffers) + k].name = v.name
+        ctx = _Ctx(fn, vars_={v: fn.args[len(buffers) + k] for k, v in enumerate(scalars)},
+                   bufs={b: fn.args[k] for k, b in enumerate(buffers)},
+                   ranges={v: (0, INF) for v in shape_vars})
+        self.ctx = ctx
+        self.stmt(func.body)
+        self.ctx.builder.ret(ir.Constant(I32, 0))
+        return fn
+
+    @property
+    def b(self) -> ir.IRBuilder:
+        return self.ctx.builder
+
+    # ------------------------------------------------------------------ expressions
+    def expr(self, e):
+        method = getattr(self, "e_" + type(e).__name__, None)
+        if method is None:
+            if isinstance(e, Binary):
+                return self.e_Binary(e)
+            raise CodegenError(f"llvm codegen: no rule for {type(e).__name__}")
+        return method(e)
+
+    def e_IntImm(self, e):
+        return ir.Constant(value_type(e.dtype), e.value)
+
+    def e_FloatImm(self, e):
+        return ir.Constant(value_type(e.dtype), e.value)
+
+    def e_Var(self, e):
+        try:
+            return self.ctx.vars[e]
+        except KeyError:
+            raise CodegenError(f"llvm codegen: variable {e.name} is used but not defined") \
+                from None
+
+    def _nonneg(self, e):
+        return const_bounds(e, self.ctx.ranges)[0] >= 0
+
+    def e_Binary(self, e):
+        cls = type(e)
+        src = e.a.dtype
+        a, b = self.expr(e.a), self.expr(e.b)
+        is_float = dtypes.is_float(src)
+        signed = dtypes.is_signed(src)
+        if cls in ARITH:
+            return getattr(self.b, ARITH[cls][1 if is_float else 0])(a, b)
+        if cls in COMPARE:
+            op = COMPARE[cls]
+            if is_float:
+                return (self.b.fcmp_unordered if op == "!=" else self.b.fcmp_ordered)(op, a, b)
+            return (self.b.icmp_signed if signed else self.b.icmp_unsigned)(op, a, b)
+        if cls in LOGIC:
+            return getattr(self.b, LOGIC[cls])(a, b)
+        if cls in (Min, Max):
+            op = "<" if cls is Min else ">"
+            if is_float:
+                cond = self.b.fcmp_ordered(op, a, b)
+            else:
+                cond = (self.b.icmp_signed if signed else self.b.icmp_unsigned)(op, a, b)
+            return self.b.select(cond, a, b)
+        if cls is Div:
+            if is_float:
+                return self.b.fdiv(a, b)
+            return self.b.sdiv(a, b) if signed else self.b.udiv(a, b)
+        if cls is Mod:
+            return self.b.srem(a, b) if signed else self.b.urem(a, b)
+        if cls in (FloorDiv, FloorMod):
+            return self._floor_divmod(cls, e, a, b, signed)
+        raise CodegenError(f"llvm codegen: no rule for {cls.__name__}")
+
+    def _floor_divmod(self, cls, e, a, b, signed):
+        simple = not signed or (self._nonneg(e.a) and self._nonneg(e.b))
+        if simple:
+            if cls is FloorDiv:
+                return self.b.sdiv(a, b) if signed else self.b.udiv(a, b)
+            return self.b.srem(a, b) if signed else self.b.urem(a, b)
+        zero = ir.Constant(a.type, None)
+        q, r = self.b.sdiv(a, b), self.b.srem(a, b)
+        adjust = self.b.and_(self.b.icmp_signed("!=", r, zero),
+                             self.b.icmp_signed("!=", self.b.icmp_signed("<", r, zero),
+                                                self.b.icmp_signed("<", b, zero)))
+        if cls is FloorDiv:
+            return self.b.sub(q, self.b.zext(adjust, a.type))
+        return self.b.add(r, self.b.select(adjust, b, zero))
+
+    def e_Not(self, e):
+        return self.b.not_(self.expr(e.a))
+
+    def e_Select(self, e):
+        return self.b.select(self.expr(e.condition), self.expr(e.true_value),
+                             self.expr(e.false_value))
+
+    def e_Cast(self, e):
+        return self.convert(self.expr(e.value), e.value.dtype, e.dtype)
+
+    def convert(self, v, src, dst):
+        """Convert value ``v`` from dtype ``src`` to dtype ``dst`` (float16 rounds via half)."""
+        b = self.b
+        st, dt = value_type(src), value_type(dst)
+        fsrc, fdst = dtypes.is_float(src), dtypes.is_float(dst)
+        if dtypes.is_bool(dst):
+            zero = ir.Constant(st, None)
+            return b.fcmp_unordered("!=", v, zero) if fsrc else b.icmp_unsigned("!=", v, zero)
+        if fsrc and fdst:
+            if dtypes.element(dst) == "float16":
+                ht = _with_elem(dt, ir.HalfType())
+                v = b.fpext(b.fptrunc(v, ht), dt) if st == dt else \
+                    b.fpext(b.fptrunc(v, ht), dt)
+                return v
+            if st == dt:
+                return v
+            return b.fpext(v, dt) if _width(st) < _width(dt) else b.fptrunc(v, dt)
+        if fdst:
+            if dtypes.element(dst) == "float16":
+                v = self.convert(v, src, dtypes.with_lanes("float32", dtypes.lanes(dst)))
+                return self.convert(v, dtypes.with_lanes("float32", dtypes.lanes(dst)), dst)
+            return b.sitofp(v, dt) if dtypes.is_signed(src) else b.uitofp(v, dt)
+        if fsrc:
+            return b.fptosi(v, dt) if dtypes.is_signed(dst) else b.fptoui(v, dt)
+        ws, wd = _width(st), _width(dt)
+        if ws == wd:
+            return v
+        if ws > wd:
+            return b.trunc(v, dt)
+        return b.sext(v, dt) if dtypes.is_signed(src) else b.zext(v, dt)
+
+    def e_Call(self, e):
+        if e.op == "if_then_else":
+            return self._if_then_else(e)
+        args = [self.expr(a) for a in e.args]
+        t = value_type(e.dtype)
+        b = self.b
+        if e.op in LLVM_INTRINSICS:
+            fn = self._declare(f"llvm.{LLVM_INTRINSICS[e.op]}.{mangle(t)}", t, [t] * len(args))
+            return b.call(fn, args)
+        if e.op == "rsqrt":
+            sq = self._declare(f"llvm.sqrt.{mangle(t)}", t, [t])
+            return b.fdiv(self._splat(1.0, t), b.call(sq, args))
+        if e.op == "sigmoid":
+            ex = self._declare(f"llvm.exp.{mangle(t)}", t, [t])
+            one = self._splat(1.0, t)
+            return b.fdiv(one, b.fadd(one, b.call(ex, [b.fsub(self._splat(0.0, t), args[0])])))
+        if e.op in LIBM:
+            return self._libm(LIBM[e.op], args[0], t)
+        bitwise = {"bitwise_and": "and_", "bitwise_or": "or_", "bitwise_xor": "xor",
+                   "shift_left": "shl"}
+        if e.op in bitwise:
+            return getattr(b, bitwise[e.op])(*args)
+        if e.op == "shift_right":
+            return b.ashr(*args) if dtypes.is_signed(e.dtype) else b.lshr(*args)
+        raise CodegenError(f"llvm codegen: unknown intrinsic {e.op}")
+
+    def _splat(self, value, t):
+        if isinstance(t, ir.VectorType):
+            return ir.Constant(t, [ir.Constant(t.element, value)] * t.count)
+        return ir.Constant(t, value)
+
+    def _libm(self, name, x, t):
+        elem = t.element if isinstance(t, ir.VectorType) else t
+        cname = name + ("f" if isinstance(elem, ir.FloatType) else "")
+        fn = self._declare(cname, elem, [elem])
+        if not isinstance(t, ir.VectorType):
+            return self.b.call(fn, [x])
+        out = ir.Constant(t, ir.Undefined)
+        for k in range(t.count):
+            lane = self.b.extract_element(x, ir.Constant(I32, k))
+            out = self.b.insert_element(out, self.b.call(fn, [lane]), ir.Constant(I32, k))
+        return out
+
+    def _if_then_else(self, e):
+        cond = self.expr(e.args[0])
+        if isinstance(cond.type, ir.VectorType):
+            return self.b.select(cond, self.expr(e.args[1]), self.expr(e.args[2]))
+        b = self.b
+        with b.if_else(cond) as (then, otherwise):
+            with then:
+                tv = self.expr(e.args[1])
+                tb = b.block
+            with otherwise:
+                fv = self.expr(e.args[2])
+                fb = b.block
+        phi = b.phi(tv.type)
+        phi.add_incoming(tv, tb)
+        phi.add_incoming(fv, fb)
+        return phi
+
+    def e_Let(self, e):
+        self.ctx.vars[e.var] = self.expr(e.value)
+        return self.expr(e.body)
+
+    def e_Ramp(self, e):
+        base = self.expr(e.base)
+        t = value_type(e.dtype)
+        if isinstance(e.stride, IntImm):
+            offs = ir.Constant(t, [ir.Constant(t.element, k * e.stride.value)
+                                   for k in range(e.lanes)])
+        else:
+            offs = self.b.mul(self._broadcast(self.expr(e.stride), e.lanes),
+                              ir.Constant(t, [ir.Constant(t.element, k)
+                                              for k in range(e.lanes)]))
+        return self.b.add(self._broadcast(base, e.lanes), offs)
+
+    def e_Broadcast(self, e):
+        return self._broadcast(self.expr(e.value), e.lanes)
+
+    def _broadcast(self, v, lanes):
+        vt = ir.VectorType(v.type, lanes)
+        one = self.b.insert_element(ir.Constant(vt, ir.Undefined), v, ir.Constant(I32, 0))
+        mask = ir.Constant(ir.VectorType(I32, lanes), [0] * lanes)
+        return self.b.shuffle_vector(one, ir.Constant(vt, ir.Undefined), mask)
+
+    # ------------------------------------------------------------------ memory
+    def _ptr(self, buf):
+        try:
+            return self.ctx.bufs[buf]
+        except KeyError:
+            raise CodegenError(f"llvm codegen: buffer {buf.name} is used outside its "
+                               "allocation") from None
+
+    def _addr(self, buf, index):
+        idx = self.b.sext(index, I64) if index.type.width < 64 else index
+        return self.b.gep(self._ptr(buf), [idx])
+
+    def _from_memory(self, v, dtype):
+        el = dtypes.element(dtype)
+        if el == "float16":
+            return self.b.fpext(v, value_type(dtype))
+        if el == "bool":
+            return self.b.trunc(v, value_type(dtype))
+        return v
+
+    def _to_memory(self, v, dtype):
+        el = dtypes.element(dtype)
+        mt = memory_type(dtype)
+        if isinstance(v.type, ir.VectorType):
+            mt = ir.VectorType(mt, v.type.count)
+        if el == "float16":
+            return self.b.fptrunc(v, mt)
+        if el == "bool":
+            return self.b.zext(v, mt)
+        return v
+
+    def e_BufferLoad(self, e):
+        buf, index = e.buffer, e.indices[0]
+        lanes = dtypes.lanes(e.dtype)
+        mt = memory_type(buf.dtype)
+        align = max(1, _width(mt) // 8)
+        if lanes == 1:
+            v = self.b.load(self._addr(buf, self.expr(index)), align=align)
+            return self._from_memory(v, e.dtype)
+        if isinstance(index, Ramp) and isinstance(index.stride, IntImm) and \
+                index.stride.value == 1:
+            addr = self._addr(buf, self.expr(index.base))
+            addr = self.b.bitcast(addr, ir.PointerType(ir.VectorType(mt, lanes)))
+            v = self.b.load(addr, align=align)
+            return self._from_memory(v, e.dtype)
+        idx = self.expr(index)
+        out = ir.Constant(ir.VectorType(mt, lanes), ir.Undefined)
+        for k in range(lanes):
+            lane = self.b.extract_element(idx, ir.Constant(I32, k))
+            v = self.b.load(self._addr(buf, lane), align=align)
+            out = self.b.insert_element(out, v, ir.Constant(I32, k))
+        return self._from_memory(out, e.dtype)
+
+    def s_BufferStore(self, s):
+        buf, index = s.buffer, s.indices[0]
+        value = self._to_memory(self.expr(s.value), s.value.dtype)
+        mt = memory_type(buf.dtype)
+        align = max(1, _width(mt) // 8)
+        if not isinstance(value.type, ir.VectorType):
+            self.b.store(value, self._addr(buf, self.expr(index)), align=align)
+            return
+        if isinstance(index, Ramp) and isinstance(index.stride, IntImm) and \
+                index.stride.value == 1:
+            addr = self._addr(buf, self.expr(index.base))
+            self.b.store(value, self.b.bitcast(addr, ir.PointerType(value.type)), align=align)
+            return
+        idx = self.expr(index)
+        for k in range(value.type.count):
+            lane = self.b.extract_element(idx, ir.Constant(I32, k))
+            self.b.store(self.b.extract_element(value, ir.Constant(I32, k)),
+                         self._addr(buf, lane), align=align)
+
+    # ------------------------------------------------------------------ statements
+    def stmt(self, s):
+        getattr(self, "s_" + type(s).__name__)(s)
+
+    def s_SeqStmt(self, s):
+        for x in s.seq:
+            self.stmt(x)
+
+    def s_Evaluate(self, s):
+        self.expr(s.value)
+
+    def s_LetStmt(self, s):
+        self.ctx.vars[s.var] = self.expr(s.value)
+        self.stmt(s.body)
+
+    def s_IfThenElse(self, s):
+        cond = self.expr(s.condition)
+        if s.else_case is None:
+            with self.b.if_then(cond):
+                self.stmt(s.then_case)
+            return
+        with self.b.if_else(cond) as (then, otherwise):
+            with then:
+                self.stmt(s.then_case)
+            with otherwise:
+                self.stmt(s.else_case)
+
+    def s_Allocate(self, s):
+        buf = s.buffer
+        size = alloc_size(buf)
+        mt = memory_type(buf.dtype)
+        nbytes = size.value * _width(mt) // 8 if isinstance(size, IntImm) else None
+        if nbytes is not None and nbytes <= STACK_LIMIT:
+            ptr = self.ctx.alloca_builder.alloca(mt, size=ir.Constant(I64, size.value),
+                                                 name=buf.name.replace(".", "_"))
+            ptr.align = 64
+            self.ctx.bufs[buf] = ptr
+            self.stmt(s.body)
+            return
+        malloc = self._declare("malloc", PTR, [I64])
+        free = self._declare("free", ir.VoidType(), [PTR])
+        n = self.b.sext(self.expr(size), I64) if not isinstance(size, IntImm) else \
+            ir.Constant(I64, size.value)
+        raw = self.b.call(malloc, [self.b.mul(n, ir.Constant(I64, max(1, _width(mt) // 8)))])
+        ptr = self.b.bitcast(raw, ir.PointerType(mt))
+        self.ctx.bufs[buf] = ptr
+        self.stmt(s.body)
+        self.b.call(free, [raw])
+
+    def s_For(self, s):
+        if s.kind == ForKind.THREAD_BINDING:
+            raise CodegenError(f"loop {s.loop_var.name} is bound to {s.thread_tag}, a GPU "
+                               "thread index; build with target='cuda' or remove the bind")
+        if s.kind == ForKind.PARALLEL and self.parallel:
+            self._parallel_for(s)
+            return
+        begin = self.expr(s.min)
+        extent = self.expr(s.extent)
+        self._loop(s.loop_var, begin, self.b.add(begin, extent), s.body, s.extent)
+
+    def _loop(self, var, begin, end, body, extent_expr=None):
+        b = self.b
+        t = begin.type
+        pre = b.block
+        head = b.append_basic_block(self._unique(f"for_{var.name}"))
+        loop = b.append_basic_block(self._unique(f"body_{var.name}"))
+        done = b.append_basic_block(self._unique(f"end_{var.name}"))
+        b.branch(head)
+        b.position_at_end(head)
+        phi = b.phi(t, name=var.name)
+        phi.add_incoming(begin, pre)
+        b.cbranch(b.icmp_signed("<", phi, end), loop, done)
+        b.position_at_end(loop)
+        self.ctx.vars[var] = phi
+        self.ctx.ranges[var] = (0, extent_expr.value - 1) if isinstance(extent_expr, IntImm) \
+            else (0, INF)
+        self.stmt(body)
+        self.ctx.ranges.pop(var, None)
+        nxt = b.add(phi, ir.Constant(t, 1))
+        phi.add_incoming(nxt, b.block)
+        b.branch(head)
+        b.position_at_end(done)
+
+    def _parallel_for(self, s):
+        uses = _Uses()
+        uses.bound.add(s.loop_var)
+        uses.visit(s.body)
+        for e in (s.min, s.extent):
+            uses.visit(e)
+        cap_vars = [v for v in uses.vars if v in self.ctx.vars]
+        cap_bufs = list(uses.bufs)
+        fields = [self.ctx.vars[v].type for v in cap_vars] + \
+            [self._ptr(bf).type for bf in cap_bufs]
+        fields += [I32, I32]   # begin, extent
+        struct = ir.LiteralStructType(fields)
+        outer = self.ctx
+        frame = outer.alloca_builder.alloca(struct, name="closure")
+        values = [outer.vars[v] for v in cap_vars] + [self._ptr(bf) for bf in cap_bufs]
+        values += [self.expr(s.min), self.expr(s.extent)]
+        for k, v in enumerate(values):
+            self.b.store(v, self.b.gep(frame, [ir.Constant(I32, 0), ir.Constant(I32, k)]))
+        worker = ir.Function(self.module, ir.FunctionType(ir.VoidType(), [PTR]),
+                             name=self._unique(f"{outer.fn.name}_parallel"))
+        worker.attributes.add("nounwind")
+        inner = _Ctx(worker, ranges=outer.ranges)
+        self.ctx = inner
+        b = self.b
+        loaded = []
+        arg = b.bitcast(worker.args[0], ir.PointerType(struct))
+        for k in range(len(fields)):
+            loaded.append(b.load(b.gep(arg, [ir.Constant(I32, 0), ir.Constant(I32, k)])))
+        inner.vars.update(zip(cap_vars, loaded))
+        inner.bufs.update(zip(cap_bufs, loaded[len(cap_vars):]))
+        begin, extent = loaded[-2], loaded[-1]
+        tid = b.call(self._declare("omp_get_thread_num", I32, []), [])
+        nth = b.call(self._declare("omp_get_num_threads", I32, []), [])
+        chunk = b.sdiv(b.add(extent, b.sub(nth, ir.Constant(I32, 1))), nth)
+        lo = b.mul(tid, chunk)
+        hi = b.add(lo, chunk)
+        hi = b.select(b.icmp_signed("<", hi, extent), hi, extent)
+        self._loop(s.loop_var, b.add(begin, lo), b.add(begin, hi), s.body)
+        b.ret_void()
+        self.ctx = outer
+        gomp = self._declare("GOMP_parallel", ir.VoidType(), [PTR, PTR, I32, I32])
+        self.b.call(gomp, [self.b.bitcast(worker, PTR), self.b.bitcast(frame, PTR),
+                           ir.Constant(I32, 0), ir.Constant(I32, 0)])
+
+
+def _width(t):
+    if isinstance(t, ir.VectorType):
+        return _width(t.element)
+    if isinstance(t, ir.IntType):
+        return t.width
+    return {ir.HalfType: 16, ir.FloatType: 32, ir.DoubleType: 64}[type(t)]
+
+
+def _with_elem(t, elem):
+    return ir.VectorType(elem, t.count) if isinstance(t, ir.VectorType) else elem

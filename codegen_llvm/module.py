@@ -1,0 +1,109 @@
+"""The callable result of ``te.build(..., target="llvm")``."""
+from __future__ import annotations
+
+import ctypes
+import statistics
+import time
+
+from .runtime import Signature
+
+
+class BenchmarkResult:
+    """Timings in seconds, like TVM's ``time_evaluator`` result."""
+
+    def __init__(self, results):
+        self.results = tuple(results)
+        self.mean = statistics.fmean(self.results)
+        self.median = statistics.median(self.results)
+        self.min = min(self.results)
+        self.max = max(self.results)
+        self.std = statistics.pstdev(self.results) if len(self.results) > 1 else 0.0
+
+    def __repr__(self):
+        return (f"BenchmarkResult(mean={self.mean:.6g} s, median={self.median:.6g} s, "
+                f"std={self.std:.3g} s, repeats={len(self.results)})")
+
+
+class Module:
+    """A compiled function: call it on arrays; inspect it with ``get_source``."""
+
+    def __init__(self, func, shape_vars, jit, source_ll, target):
+        self.lowered = func
+        self.entry_name = func.name
+        self.name = func.name
+        self.target = target
+        self._jit = jit
+        self._source_ll = source_ll
+        self._sig = Signature(func, shape_vars)
+        n_ptr = len(self._sig.buffers)
+        argtypes = [ctypes.c_void_p] * n_ptr
+        for v in self._sig.scalars + list(shape_vars):
+            argtypes.append(_CTYPES[v.dtype])
+        proto = ctypes.CFUNCTYPE(ctypes.c_int32, *argtypes)
+        self._cfunc = proto(jit.address(func.name))
+        self.imported_modules = []
+
+    def __call__(self, *args):
+        cargs, keep = self._sig.convert(args)
+        status = self._cfunc(*cargs)
+        del keep
+        if status != 0:
+            raise RuntimeError(f"{self.name} returned error status {status}")
+
+    def __getitem__(self, name):
+        if name != self.entry_name:
+            raise KeyError(f"module has one function, {self.entry_name!r}; got {name!r}")
+        return self
+
+    def get_function(self, name):
+        return self[name]
+
+    def get_source(self, fmt="ll"):
+        """'ll': optimized LLVM IR; 'll-raw': LLVM IR as emitted; 'asm'; 'ir': the loop IR."""
+        if fmt in ("ll", "llvm"):
+            return self._jit.optimized_ir
+        if fmt == "ll-raw":
+            return self._source_ll
+        if fmt in ("asm", "s"):
+            return self._jit.asm
+        if fmt in ("ir", "lowered", "tir"):
+            return str(self.lowered)
+        raise ValueError(f"get_source: unknown format {fmt!r}; use 'll', 'll-raw', 'asm' or 'ir'")
+
+    def time_evaluator(self, func_name=None, dev=None, number=10, repeat=1, min_repeat_ms=0,
+                       **_):
+        """A function that runs the module ``number`` times per repeat and returns timings."""
+        if isinstance(func_name, str) and func_name != self.entry_name:
+            raise KeyError(f"time_evaluator: no function {func_name!r} in this module")
+        if number < 1 or repeat < 1:
+            raise ValueError("time_evaluator: number and repeat must be >= 1")
+
+        def evaluate(*args):
+            cargs, keep = self._sig.convert(args)
+            fn = self._cfunc
+            fn(*cargs)                                   # warm-up
+            results = []
+            for _ in range(repeat):
+                n = number
+                while True:
+                    t0 = time.perf_counter()
+                    for _ in range(n):
+                        fn(*cargs)
+                    dt = time.perf_counter() - t0
+                    if dt * 1000 >= min_repeat_ms or n > 1 << 20:
+                        break
+                    n *= 2
+                results.append(dt / n)
+            del keep
+            return BenchmarkResult(results)
+        return evaluate
+
+    def export_library(self, path):
+        raise NotImplementedError("export_library is not supported yet; rebuild with te.build "
+                                  "(builds are cached on disk)")
+
+
+_CTYPES = {"int8": ctypes.c_int8, "int16": ctypes.c_int16, "int32": ctypes.c_int32,
+           "int64": ctypes.c_int64, "uint8": ctypes.c_uint8, "uint16": ctypes.c_uint16,
+           "uint32": ctypes.c_uint32, "uint64": ctypes.c_uint64, "float32": ctypes.c_float,
+           "float64": ctypes.c_double, "bool": ctypes.c_bool}

@@ -1,0 +1,225 @@
+"""Bound inference: the range of every IterVar of every stage.
+
+A stage at the root computes its whole domain. A stage attached with ``compute_at`` computes the
+region its consumer reads during one iteration of the attach loop: the consumer's index
+expressions are evaluated as intervals with the loops inside the attach point relaxed to their
+ranges. Relations then pass ranges down (root -> leaves) and values up (leaves -> roots).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from te.expr import (Add, Call, Cast, Div, Expr, FloorDiv, FloorMod, IntImm, Max, Min, Mod, Mul,
+                     ProducerLoad, Select, Sub, Var, const)
+from te.functor import free_vars, post_order_visit, substitute
+from te.tensor import ComputeOp, Range
+
+from .simplify import INF, const_bounds, simplify
+from .stage import Fuse, ScheduleError, Split
+
+
+def ceildiv(a, b) -> Expr:
+    return simplify((a + b - 1) // b)
+
+
+def pass_down(relations, extents) -> dict:
+    """Extents of derived IterVars from the extents of their parents."""
+    ext = dict(extents)
+    for rel in relations:
+        if isinstance(rel, Split):
+            e = ext[rel.parent]
+            if rel.factor is not None:
+                ext[rel.inner] = rel.factor
+                ext[rel.outer] = ceildiv(e, rel.factor)
+            else:
+                ext[rel.outer] = rel.nparts
+                ext[rel.inner] = ceildiv(e, rel.nparts)
+        elif isinstance(rel, Fuse):
+            ext[rel.fused] = simplify(ext[rel.outer] * ext[rel.inner])
+    return ext
+
+
+def leaf_extents(op: ComputeOp, relations) -> dict:
+    roots = {iv: iv.dom.extent for iv in list(op.axis) + list(op.reduce_axis)}
+    return pass_down(relations, roots)
+
+
+def pass_up(relations, leaf_values, extents) -> dict:
+    """Offsets (from the root minimum) of every IterVar given the values of the leaves."""
+    val = dict(leaf_values)
+    for rel in reversed(relations):
+        if isinstance(rel, Split):
+            if rel.outer in val and rel.inner in val:
+                val[rel.parent] = simplify(val[rel.outer] * extents[rel.inner] + val[rel.inner])
+        elif isinstance(rel, Fuse) and rel.fused in val:
+            val[rel.outer] = simplify(val[rel.fused] // extents[rel.inner])
+            val[rel.inner] = simplify(val[rel.fused] % extents[rel.inner])
+    return val
+
+
+# ----------------------------------------------------------------------------- intervals
+
+def interval(e, relax):
+    """Inclusive (lo, hi) expressions of ``e`` when Vars in ``relax`` range over their bounds.
+
+    Symbolic sizes are assumed non-negative. Returns None when the bound is unknown.
+    """
+    if not any(v in relax for v in free_vars(e)):
+        return (e, e)
+    if isinstance(e, Var):
+        return relax[e]
+    if isinstance(e, (Add, Sub)):
+        a, b = interval(e.a, relax), interval(e.b, relax)
+        if a is None or b is None:
+            return None
+        if isinstance(e, Add):
+            return (a[0] + b[0], a[1] + b[1])
+        return (a[0] - b[1], a[1] - b[0])
+    if isinstance(e, Mul):
+        a, b = interval(e.a, relax), interval(e.b, relax)
+        if a is None or b is None:
+            return None
+        for x, y in ((a, b), (b, a)):
+            if x[0] is x[1] and isinstance(x[0], IntImm) and x[0].value < 0:
+                return (y[1] * x[0], y[0] * x[0])
+        return (a[0] * b[0], a[1] * b[1])
+    if isinstance(e, (FloorDiv, Div)) and isinstance(e.b, IntImm) and e.b.value > 0:
+        a = interval(e.a, relax)
+        return None if a is None else (a[0] // e.b, a[1] // e.b)
+    if isinstance(e, (FloorMod, Mod)) and isinstance(e.b, IntImm) and e.b.value > 0:
+        return (const(0, e.dtype), const(e.b.value - 1, e.dtype))
+    if isinstance(e, (Min, Max)):
+        a, b = interval(e.a, relax), interval(e.b, relax)
+        if a is None or b is None:
+            return None
+        f = type(e)
+        return (f(a[0], b[0], e.dtype), f(a[1], b[1], e.dtype))
+    if isinstance(e, Select) or (isinstance(e, Call) and e.op == "if_then_else"):
+        t, f = (e.true_value, e.false_value) if isinstance(e, Select) else e.args[1:]
+        a, b = interval(t, relax), interval(f, relax)
+        if a is None or b is None:
+            return None
+        return (Min(a[0], b[0], e.dtype), Max(a[1], b[1], e.dtype))
+    if isinstance(e, Cast):
+        return interval(e.value, relax)
+    return None
+
+
+# ----------------------------------------------------------------------------- inference
+
+@dataclass
+class StageBound:
+    root: dict                       # root IterVar -> Range (min may use outer loop vars)
+    extents: dict                    # every IterVar -> extent
+    clip: dict = field(default_factory=dict)   # root IterVar -> domain extent to guard against
+
+
+def loop_ranges(bounds) -> dict:
+    """Constant inclusive ranges of every leaf loop variable with a constant extent."""
+    ranges = {}
+    for sb in bounds.values():
+        for iv, ext in sb.extents.items():
+            if isinstance(ext, IntImm):
+                ranges[iv.var] = (0, ext.value - 1)
+    return ranges
+
+
+def infer_bound(sch, bodies) -> dict:
+    """Map every computed stage to its StageBound. ``bodies`` are the bodies after inlining."""
+    bounds = {}
+    for stage in reversed(sch.stages):
+        if not isinstance(stage.op, ComputeOp) or stage.attach_type == "inline":
+            continue
+        op = stage.op
+        root = {iv: Range(const(0), iv.dom.extent) for iv in op.axis}
+        clip = {}
+        if stage.attach_type == "scope":
+            root, clip = _attached_region(sch, stage, bounds, bodies)
+        for iv in op.reduce_axis:
+            root[iv] = iv.dom
+        extents = pass_down(stage.relations, {iv: r.extent for iv, r in root.items()})
+        bounds[stage] = StageBound(root, extents, clip)
+    return bounds
+
+
+def _attached_region(sch, stage, bounds, bodies):
+    parent, ivar = stage.attach_stage, stage.attach_ivar
+    op = stage.op
+    if parent not in bounds:
+        raise ScheduleError(f"compute_at: stage {stage.name} is attached to {parent.name}, "
+                            f"which is not computed in a loop nest (inlined?); attach it to a "
+                            "stage that is computed")
+    if ivar not in parent.leaf_iter_vars:
+        raise ScheduleError(f"compute_at: stage {stage.name} is attached to axis "
+                            f"{ivar.var.name} of {parent.name}, which is no longer a leaf (it "
+                            "was split or fused after compute_at); attach to one of "
+                            f"{', '.join(v.var.name for v in parent.leaf_iter_vars)}")
+    for other in sch.stages:
+        if other is parent or other.attach_type == "inline" or other not in bodies:
+            continue
+        if _reads(bodies[other], op):
+            raise ScheduleError(f"compute_at: stage {stage.name} is attached to {parent.name} "
+                                f"but {other.name} reads it too; a stage computed inside "
+                                "another's loop may have only that consumer (use compute_root)")
+    if not _reads(bodies[parent], op):
+        raise ScheduleError(f"compute_at: stage {parent.name} does not read {stage.name}; "
+                            "attach a stage to its consumer")
+    pb = bounds[parent]
+    pos = parent.leaf_iter_vars.index(ivar)
+    relax = {}
+    for leaf in parent.leaf_iter_vars[pos + 1:]:
+        relax[leaf.var] = (const(0), simplify(pb.extents[leaf] - 1))
+    offsets = pass_up(parent.relations, {lv: lv.var for lv in parent.leaf_iter_vars},
+                      pb.extents)
+    vmap = {iv.var: simplify(pb.root[iv].min + offsets[iv]) for iv in pb.root}
+    ranges = loop_ranges(bounds)
+    regions = [None] * len(op.axis)
+    for load in _loads(bodies[parent], op):
+        for d, idx in enumerate(load.indices):
+            itv = interval(substitute(idx, vmap), relax)
+            if itv is None or regions[d] == "full":
+                regions[d] = "full"
+            elif regions[d] is None:
+                regions[d] = itv
+            else:
+                lo, hi = regions[d]
+                regions[d] = (Min(lo, itv[0], lo.dtype), Max(hi, itv[1], hi.dtype))
+    root, clip = {}, {}
+    for d, iv in enumerate(op.axis):
+        dom = iv.dom.extent
+        reg = regions[d]
+        if reg is None or reg == "full":
+            root[iv] = Range(const(0), dom)
+            continue
+        lo, hi = simplify(reg[0], ranges), simplify(reg[1], ranges)
+        ext = simplify(hi - lo + 1, ranges)
+        if any(v in ranges for v in free_vars(ext)):
+            ub = const_bounds(ext, ranges)[1]
+            if ub == INF:
+                root[iv] = Range(const(0), dom)
+                continue
+            ext = const(int(ub))
+        if isinstance(ext, IntImm) and isinstance(dom, IntImm) and ext.value >= dom.value:
+            root[iv] = Range(const(0), dom)
+            continue
+        root[iv] = Range(lo, ext)
+        lo_b = const_bounds(lo, ranges)
+        hi_b = const_bounds(simplify(lo + ext), ranges)
+        if lo_b[0] < 0 or not (isinstance(dom, IntImm) and hi_b[1] <= dom.value):
+            clip[iv] = dom
+    return root, clip
+
+
+def _loads(exprs, op):
+    found = []
+
+    def visit(node):
+        if isinstance(node, ProducerLoad) and node.producer.op is op:
+            found.append(node)
+    for e in exprs:
+        post_order_visit(e, visit)
+    return found
+
+
+def _reads(exprs, op):
+    return bool(_loads(exprs, op))

@@ -1,0 +1,253 @@
+"""Stages to a loop nest: interpret each stage's relations and attachments as For loops.
+
+Every stage becomes a nest of its leaf loops (each loop runs from 0 over the leaf's extent)
+around a store of its body; root values are recovered from the leaves by ``pass_up``.
+Reductions get an init nest before their first reduction loop. Stages attached with compute_at
+are emitted, with their allocation, inside the consumer's attach loop.
+"""
+from __future__ import annotations
+
+from te import dtypes
+from te.expr import IntImm, Let, ProducerLoad, Reduce, Var, all_, const
+from te.functor import ExprMutator, substitute
+from te.tensor import COMM_REDUCE, ComputeOp, PlaceholderOp, Tensor
+
+from .bound import _loads, loop_ranges, pass_up
+from .ir import (Allocate, Buffer, BufferLoad, BufferStore, For, ForKind, IfThenElse, LetStmt,
+                 PrimFunc, seq)
+from .simplify import can_prove, simplify
+from .stage import ScheduleError
+
+
+class _ToBufferLoad(ExprMutator):
+    def __init__(self, ctx):
+        self.ctx = ctx
+
+    def visit_ProducerLoad(self, node):
+        node = self.generic_visit(node)
+        buf, mins = self.ctx.buffer_of(node.producer)
+        idx = tuple(simplify(i - m) if not (isinstance(m, IntImm) and m.value == 0) else i
+                    for i, m in zip(node.indices, mins))
+        return BufferLoad(buf, idx, node.dtype)
+
+
+class _Builder:
+    def __init__(self, sch, bounds, bodies, args, name):
+        self.sch, self.bounds, self.bodies = sch, bounds, bodies
+        self.ranges = loop_ranges(bounds)
+        self.tensor_buf = {}       # Tensor -> Buffer
+        self.params, self.outputs = [], []
+        for a in args:
+            if isinstance(a, Var):
+                self.params.append(a)
+                continue
+            if not isinstance(a, Tensor):
+                raise ScheduleError(f"lower: argument {a!r} must be a te Tensor or te.var")
+            cur = sch.current(a) if a.op in sch.stage_map else a
+            buf = Buffer(a.name, tuple(a.shape), a.dtype)
+            self.tensor_buf[cur] = buf
+            self.tensor_buf[a] = buf
+            self.params.append(buf)
+            if isinstance(cur.op, ComputeOp):
+                stage = sch[cur]
+                if stage.attach_type != "root":
+                    raise ScheduleError(f"lower: {a.name} is an argument, so its stage must be "
+                                        "computed at the root (it is "
+                                        f"{'inlined' if stage.attach_type == 'inline' else 'attached with compute_at'})")
+                self.outputs.append(buf)
+        for stage in sch.stages:
+            if isinstance(stage.op, PlaceholderOp):
+                for t in stage.op.outputs:
+                    if t not in self.tensor_buf and self._used(t):
+                        raise ScheduleError(f"lower: placeholder {t.name} is read but is not in "
+                                            "the argument list; pass it to te.lower/te.build")
+        self.name = name
+
+    def _used(self, t):
+        return any(_loads(body, t.op) for body in self.bodies.values())
+
+    def stage_buffer(self, stage, value_index=0) -> Buffer:
+        t = stage.op.output(value_index)
+        buf = self.tensor_buf.get(t)
+        if buf is None:
+            sb = self.bounds[stage]
+            shape = tuple(sb.root[iv].extent for iv in stage.op.axis)
+            strides = self._strides(stage, shape)
+            buf = Buffer(t.name, shape, t.dtype, stage.scope, strides)
+            self.tensor_buf[t] = buf
+        return buf
+
+    @staticmethod
+    def _strides(stage, shape):
+        if not stage.align:
+            return ()
+        strides = [const(1)] * len(shape)
+        for d in range(len(shape) - 2, -1, -1):
+            s = simplify(strides[d + 1] * shape[d + 1])
+            if d in stage.align:
+                factor, offset = stage.align[d]
+                s = simplify(((s + factor - 1 - offset) // factor) * factor + offset)
+            strides[d] = s
+        return tuple(strides)
+
+    def buffer_of(self, tensor):
+        stage = self.sch[tensor] if tensor.op in self.sch.stage_map else None
+        if stage is None or isinstance(stage.op, PlaceholderOp):
+            return self.tensor_buf[tensor], [const(0)] * len(tensor.shape)
+        buf = self.stage_buffer(stage, tensor.value_index)
+        sb = self.bounds[stage]
+        return buf, [sb.root[iv].min for iv in stage.op.axis]
+
+    # ------------------------------------------------------------------ one stage
+    def stage_nest(self, stage):
+        op, sb = stage.op, self.bounds[stage]
+        leaves = stage.leaf_iter_vars
+        offsets = pass_up(stage.relations, {lv: lv.var for lv in leaves}, sb.extents)
+        vmap = {iv.var: simplify(sb.root[iv].min + offsets[iv], self.ranges) for iv in sb.root}
+        store_idx = tuple(offsets[iv] for iv in op.axis)
+        conv = _ToBufferLoad(self)
+        bufs = [self.stage_buffer(stage, k) for k in range(op.num_outputs)]
+        data_conds = []
+        for iv in op.axis:
+            data_conds += self._guards(iv, offsets[iv], vmap[iv.var], sb)
+        if stage.store_predicate is not None:
+            data_conds.append(stage.store_predicate)
+        body = self.bodies[stage]
+        if isinstance(body[0], Reduce):
+            red = body[0]
+            red_conds = []
+            for iv in op.reduce_axis:
+                red_conds += self._guards(iv, offsets[iv], vmap[iv.var], sb)
+            red_conds.append(conv.visit(substitute(red.condition, vmap)))
+            sources = [conv.visit(substitute(s, vmap)) for s in red.source]
+            update = self._reduce_update(red, bufs, store_idx, sources)
+            update = _guard(update, data_conds + red_conds, self.ranges)
+            init_pos = next((p for p, lv in enumerate(leaves) if lv.iter_type == COMM_REDUCE),
+                            len(leaves))
+            init = self._reduce_init(stage, red, bufs, store_idx, init_pos, data_conds, conv,
+                                     vmap)
+        else:
+            stores = [BufferStore(b, conv.visit(substitute(v, vmap)), store_idx)
+                      for b, v in zip(bufs, body)]
+            update = _guard(seq(*stores), data_conds, self.ranges)
+            init_pos, init = None, None
+        stmt = update
+        for pos in range(len(leaves) - 1, -1, -1):
+            if pos + 1 == init_pos:
+                stmt = seq(init, stmt)
+            stmt = self._attached(stage, leaves[pos], stmt)
+            stmt = self._loop(stage, leaves[pos], sb.extents[leaves[pos]], stmt)
+        if init_pos == 0:
+            stmt = seq(init, stmt)
+        return stmt
+
+    def _guards(self, iv, offset, value, sb):
+        conds = []
+        ext = sb.extents[iv]
+        if offset is not iv.var and not can_prove(offset < ext, self.ranges):
+            conds.append(offset < ext)
+        dom = sb.clip.get(iv)
+        if dom is not None:
+            if not can_prove(value >= 0, self.ranges):
+                conds.append(value >= 0)
+            if not can_prove(value < dom, self.ranges):
+                conds.append(value < dom)
+        return conds
+
+    def _reduce_update(self, red, bufs, idx, sources):
+        acc = [BufferLoad(b, idx, b.dtype) for b in bufs]
+        if len(bufs) == 1:
+            (new,) = red.combiner.combine(acc, sources)
+            return BufferStore(bufs[0], new, idx)
+        temps = [Var(f"{b.name}_v{k}", b.dtype) for k, b in enumerate(bufs)]
+        srcs = [Var(f"{b.name}_s{k}", s.dtype) for k, (b, s) in enumerate(zip(bufs, sources))]
+        results = red.combiner.combine(acc, srcs)
+        stmt = seq(*[BufferStore(b, t, idx) for b, t in zip(bufs, temps)])
+        for t, r in reversed(list(zip(temps, results))):
+            stmt = LetStmt(t, r, stmt)
+        for v, s in reversed(list(zip(srcs, sources))):
+            stmt = LetStmt(v, s, stmt)
+        return stmt
+
+    def _reduce_init(self, stage, red, bufs, idx, init_pos, conds, conv, vmap):
+        sb = self.bounds[stage]
+        inits = red.init if red.init else red.combiner.identity
+        inits = [conv.visit(substitute(i, vmap)) for i in inits]
+        loops = [lv for lv in stage.leaf_iter_vars[init_pos:] if lv.iter_type != COMM_REDUCE]
+        rename = {lv.var: Var(lv.var.name + "_init") for lv in loops}
+        stores = [BufferStore(b, v, idx) for b, v in zip(bufs, inits)]
+        stmt = substitute_stmt(_guard(seq(*stores), conds, self.ranges), rename)
+        for lv in reversed(loops):
+            kind = self._kind(stage, lv)
+            if kind == ForKind.PARALLEL:
+                kind = ForKind.SERIAL
+            stmt = For(rename[lv.var], const(0), sb.extents[lv], kind, stmt,
+                       self._tag(stage, lv))
+        return stmt
+
+    def _kind(self, stage, lv):
+        attr = stage.iter_attrs.get(lv)
+        return attr.kind if attr else ForKind.SERIAL
+
+    def _tag(self, stage, lv):
+        attr = stage.iter_attrs.get(lv)
+        return attr.bind.thread_tag if attr and attr.bind else ""
+
+    def _loop(self, stage, lv, extent, body):
+        attr = stage.iter_attrs.get(lv)
+        kind = self._kind(stage, lv)
+        if kind in (ForKind.VECTORIZED, ForKind.UNROLLED) and not isinstance(extent, IntImm):
+            what = "vectorize" if kind == ForKind.VECTORIZED else "unroll"
+            raise ScheduleError(f"{what} on stage {stage.name}: axis {lv.var.name} has the "
+                                f"non-constant extent {extent}; split it by a constant factor "
+                                f"and {what} the inner axis")
+        pragmas = tuple(attr.pragmas) if attr else ()
+        return For(lv.var, const(0), extent, kind, body, self._tag(stage, lv), pragmas)
+
+    def _attached(self, stage, lv, stmt):
+        children = [s for s in self.sch.stages
+                    if s.attach_type == "scope" and s.attach_stage is stage
+                    and s.attach_ivar is lv]
+        for child in reversed(children):
+            stmt = self._with_alloc(child, seq(self.stage_nest(child), stmt))
+        return stmt
+
+    def _with_alloc(self, stage, stmt):
+        for k in range(stage.op.num_outputs - 1, -1, -1):
+            buf = self.stage_buffer(stage, k)
+            if buf not in self.outputs:
+                stmt = Allocate(buf, stmt)
+        return stmt
+
+    # ------------------------------------------------------------------ whole function
+    def build(self) -> PrimFunc:
+        roots = [s for s in self.sch.stages
+                 if isinstance(s.op, ComputeOp) and s.attach_type == "root"]
+        for s in self.sch.stages:
+            if s.attach_type == "scope" and s.attach_stage.attach_type == "inline":
+                raise ScheduleError(f"compute_at: stage {s.name} is attached to "
+                                    f"{s.attach_stage.name}, which is inlined")
+        stmt = None
+        for stage in reversed(roots):
+            stmt = self._with_alloc(stage, seq(self.stage_nest(stage), stmt))
+        tensor_map = {t: b for t, b in self.tensor_buf.items() if b in self.params}
+        return PrimFunc(self.name, self.params, stmt if stmt is not None else seq(),
+                        tensor_map, tuple(self.outputs))
+
+
+def substitute_stmt(stmt, vmap):
+    from .functor import substitute as sub
+    return sub(stmt, vmap)
+
+
+def _guard(stmt, conds, ranges):
+    conds = [c for c in (simplify(c, ranges) for c in conds)
+             if not (isinstance(c, IntImm) and c.value)]
+    if not conds:
+        return stmt
+    return IfThenElse(all_(*conds), stmt)
+
+
+def schedule_ops(sch, bounds, bodies, args, name) -> PrimFunc:
+    """Build the loop nest of schedule ``sch`` as a PrimFunc over ``args``."""
+    return _Builder(sch, bounds, bodies, args, name).build()

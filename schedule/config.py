@@ -1,0 +1,15 @@
+"""Environment switches, read once at import.
+
+| variable        | default | meaning                                                        |
+|-----------------|---------|----------------------------------------------------------------|
+| TW_DEBUG        | 0       | 1: print build steps; 2: also print the IR after each pass     |
+| TW_VERIFY       | 0       | 1: run the IR verifier between passes                          |
+| TW_NUM_THREADS  | cores   | threads used by ``parallel`` loops (also ``te.set_num_threads``) |
+| TW_CACHE_DIR    | ~/.cache/tensorweave | the compile cache ("" turns it off)            |
+"""
+from __future__ import annotations
+
+import os
+
+DEBUG = int(os.environ.get("TW_DEBUG", "0") or 0)
+VERIFY = os.environ.get("TW_VERIFY", "0") not in ("", "0")

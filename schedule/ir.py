@@ -1,0 +1,158 @@
+"""The loop IR: buffers, statements and the vector expressions that lowering produces.
+
+Statements are small frozen dataclasses compared by identity, like the expressions of
+``te.expr`` (which the loop IR shares). ``BufferLoad``/``BufferStore`` index a ``Buffer``;
+``Ramp`` and ``Broadcast`` appear once loops are vectorized.
+"""
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+
+from te import dtypes
+from te.expr import Expr, Var
+
+NODE = dataclass(frozen=True, eq=False, repr=False)
+
+
+class ForKind(enum.Enum):
+    SERIAL = "serial"
+    PARALLEL = "parallel"
+    VECTORIZED = "vectorized"
+    UNROLLED = "unrolled"
+    THREAD_BINDING = "thread_binding"
+
+
+@NODE
+class Buffer:
+    """A region of memory: a tensor argument or an intermediate allocation."""
+    name: str
+    shape: tuple
+    dtype: str
+    scope: str = "global"
+    strides: tuple = ()
+
+    def __repr__(self):
+        return f"Buffer({self.name}, {list(self.shape)}, {self.dtype})"
+
+
+@NODE
+class BufferLoad(Expr):
+    buffer: Buffer
+    indices: tuple
+    dtype: str
+
+
+@NODE
+class Ramp(Expr):
+    """The vector ``[base, base + stride, ..., base + (lanes - 1) * stride]``."""
+    base: Expr
+    stride: Expr
+    lanes: int
+    dtype: str
+
+
+@NODE
+class Broadcast(Expr):
+    value: Expr
+    lanes: int
+    dtype: str
+
+
+def ramp(base, stride, lanes) -> Ramp:
+    return Ramp(base, stride, lanes, dtypes.with_lanes(base.dtype, lanes))
+
+
+def broadcast(value, lanes) -> Expr:
+    if lanes == 1:
+        return value
+    return Broadcast(value, lanes, dtypes.with_lanes(value.dtype, lanes))
+
+
+class Stmt:
+    """Base class of statements."""
+
+    def __str__(self):
+        from .printer import stmt_str
+        return stmt_str(self)
+
+    __repr__ = __str__
+
+
+@NODE
+class For(Stmt):
+    loop_var: Var
+    min: Expr
+    extent: Expr
+    kind: ForKind
+    body: Stmt
+    thread_tag: str = ""
+    annotations: tuple = ()
+
+
+@NODE
+class BufferStore(Stmt):
+    buffer: Buffer
+    value: Expr
+    indices: tuple
+
+
+@NODE
+class Allocate(Stmt):
+    buffer: Buffer
+    body: Stmt
+
+
+@NODE
+class IfThenElse(Stmt):
+    condition: Expr
+    then_case: Stmt
+    else_case: Stmt | None = None
+
+
+@NODE
+class SeqStmt(Stmt):
+    seq: tuple
+
+
+@NODE
+class LetStmt(Stmt):
+    var: Var
+    value: Expr
+    body: Stmt
+
+
+@NODE
+class Evaluate(Stmt):
+    value: Expr
+
+
+def seq(*stmts) -> Stmt:
+    """A sequence, flattened, with empty entries dropped."""
+    flat = []
+    for s in stmts:
+        if s is None:
+            continue
+        if isinstance(s, SeqStmt):
+            flat.extend(s.seq)
+        else:
+            flat.append(s)
+    if len(flat) == 1:
+        return flat[0]
+    return SeqStmt(tuple(flat))
+
+
+@dataclass(eq=False)
+class PrimFunc:
+    """A lowered function: parameters (Buffers and scalar Vars) and a body."""
+    name: str
+    params: list
+    body: Stmt
+    tensor_map: dict = field(default_factory=dict)   # te Tensor -> Buffer for the parameters
+    outputs: tuple = ()                               # the parameter Buffers that are written
+
+    def __str__(self):
+        from .printer import func_str
+        return func_str(self)
+
+    __repr__ = __str__

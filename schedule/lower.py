@@ -1,0 +1,59 @@
+"""lower(): a schedule and its arguments to a PrimFunc, as a short script of passes.
+
+    bodies = inline_bodies(sch)            # compute_inline
+    bounds = infer_bound(sch, bodies)      # ranges of every IterVar
+    func   = schedule_ops(...)             # stages -> loop nest
+    for p in PASSES: func.body = p(func.body)
+
+``PASSES`` is a plain tuple that users may extend. With ``TW_DEBUG=2`` (or ``debug=True``) the IR
+is printed after each pass; with ``TW_VERIFY=1`` the verifier runs between passes.
+"""
+from __future__ import annotations
+
+import dataclasses
+
+from . import config
+from .bound import infer_bound
+from .build_loops import schedule_ops
+from .inline import inline_bodies
+from .passes.simplify import simplify_stmt
+from .passes.storage_flatten import storage_flatten
+from .passes.unroll_loops import unroll_loops
+from .passes.vectorize_loops import vectorize_loops
+from .schedule import Schedule, create_schedule
+from .stage import ScheduleError
+
+PASSES = (
+    simplify_stmt,
+    storage_flatten,
+    unroll_loops,
+    vectorize_loops,
+    simplify_stmt,
+)
+
+
+def lower(sch, args, name="main", simple_mode=None, binds=None, debug=None, passes=None):
+    """Lower schedule ``sch`` over ``args`` (tensors and vars) to a PrimFunc."""
+    if not isinstance(sch, Schedule):
+        raise ScheduleError("te.lower expects a schedule from te.create_schedule(...)")
+    if not isinstance(args, (list, tuple)):
+        raise ScheduleError("te.lower: args must be a list of the tensors (and vars) of the "
+                            "function, e.g. [A, B, C]")
+    bodies = inline_bodies(sch)
+    bounds = infer_bound(sch, bodies)
+    func = schedule_ops(sch, bounds, bodies, list(args), name)
+    show = config.DEBUG >= 2 if debug is None else debug
+    if config.VERIFY:
+        from .verify import verify
+        verify(func)
+    for p in (PASSES if passes is None else passes):
+        body = p(func.body)
+        if show:
+            print(f"# after {p.__name__}" + ("" if body is not func.body else " (unchanged)"))
+            if body is not func.body:
+                print(dataclasses.replace(func, body=body))
+        func = dataclasses.replace(func, body=body)
+        if config.VERIFY:
+            from .verify import verify
+            verify(func)
+    return func

@@ -1,0 +1,1 @@
+"""Loop-IR passes, one per module; each exposes one function ``Stmt -> Stmt``."""

@@ -1,0 +1,49 @@
+"""Simplify every expression, using the constant ranges of enclosing loops, and drop dead code."""
+from __future__ import annotations
+
+from te.expr import Expr, IntImm
+
+from ..functor import IRMutator
+from ..ir import For, IfThenElse, seq
+from ..simplify import Simplifier
+
+
+class _Simplify(IRMutator):
+    def __init__(self):
+        self.simp = Simplifier()
+
+    def visit_For(self, node):
+        extent = self.simp.visit(node.extent)
+        if isinstance(extent, IntImm):
+            if extent.value <= 0:
+                return seq()
+            self.simp.ranges[node.loop_var] = (0, extent.value - 1)
+        body = self.visit(node.body)
+        self.simp.ranges.pop(node.loop_var, None)
+        if body is node.body and extent is node.extent:
+            return node
+        return For(node.loop_var, node.min, extent, node.kind, body, node.thread_tag,
+                   node.annotations)
+
+    def visit_IfThenElse(self, node):
+        cond = self.simp.visit(node.condition)
+        if isinstance(cond, IntImm):
+            if cond.value:
+                return self.visit(node.then_case)
+            return self.visit(node.else_case) if node.else_case is not None else seq()
+        then = self.visit(node.then_case)
+        other = self.visit(node.else_case) if node.else_case is not None else None
+        return IfThenElse(cond, then, other)
+
+    def visit_SeqStmt(self, node):
+        return seq(*[self.visit(s) for s in node.seq])
+
+    def generic_visit(self, node):
+        if isinstance(node, Expr):
+            return self.simp.visit(node)
+        return super().generic_visit(node)
+
+
+def simplify_stmt(stmt):
+    """Simplify expressions and remove loops of extent 0 and branches decided statically."""
+    return _Simplify().visit(stmt)

@@ -1,0 +1,285 @@
+"""The Schedule: stages in dependency order, and the primitives that rewrite the te graph.
+
+``cache_read``, ``cache_write`` and ``rfactor`` add a stage and replace the operations that read
+the rewritten tensor; the replacements keep their IterVars, so earlier relations stay valid and
+``s[T]`` still finds a stage by the tensor the user holds.
+"""
+from __future__ import annotations
+
+import dataclasses
+
+from te.expr import ProducerLoad, Reduce, Var, select
+from te.functor import ExprMutator, substitute
+from te.tensor import COMM_REDUCE, DATA_PAR, ComputeOp, IterVar, Operation, PlaceholderOp, \
+    Range, Tensor, _REDUCE_VARS
+from te.expr import const, all_
+
+from .stage import Fuse, ScheduleError, Split, Stage
+
+
+def _as_ops(ops):
+    if not isinstance(ops, (list, tuple)):
+        ops = [ops]
+    out = []
+    for o in ops:
+        if isinstance(o, Tensor):
+            o = o.op
+        if not isinstance(o, Operation):
+            raise ScheduleError(f"create_schedule expects operations or tensors, got {o!r}")
+        out.append(o)
+    return out
+
+
+def _post_order(ops):
+    order, seen = [], set()
+    stack = [(op, False) for op in reversed(ops)]
+    while stack:
+        op, done = stack.pop()
+        if done:
+            if op not in seen:
+                seen.add(op)
+                order.append(op)
+            continue
+        if op in seen:
+            continue
+        stack.append((op, True))
+        for t in reversed(op.input_tensors()):
+            if t.op not in seen:
+                stack.append((t.op, False))
+    return order
+
+
+class _ReplaceTensors(ExprMutator):
+    def __init__(self, tmap):
+        self.tmap = tmap
+
+    def visit_ProducerLoad(self, node):
+        node = self.generic_visit(node)
+        new = self.tmap.get(node.producer)
+        return node if new is None else ProducerLoad(new, node.indices, node.dtype)
+
+
+def _with_body(op, body, **changes):
+    return ComputeOp(op.name, changes.get("axis", op.axis),
+                     changes.get("reduce_axis", op.reduce_axis), tuple(body), op.tag, op.attrs)
+
+
+class Schedule:
+    """A schedule for a set of output operations; ``s[T]`` is the stage of tensor T."""
+
+    def __init__(self, ops):
+        self.outputs = _as_ops(ops)
+        self.stages = []
+        self.stage_map = {}
+        for op in _post_order(self.outputs):
+            stage = Stage(op, self)
+            self.stages.append(stage)
+            self.stage_map[op] = stage
+        for op in self.outputs:
+            self.stage_map[op].is_output = True
+
+    def __getitem__(self, key) -> Stage:
+        op = key.op if isinstance(key, Tensor) else key
+        stage = self.stage_map.get(op)
+        if stage is None:
+            name = getattr(key, "name", repr(key))
+            raise ScheduleError(f"{name} is not part of this schedule; create the schedule from "
+                                "the outputs that use it (te.create_schedule(out.op))")
+        return stage
+
+    def current(self, tensor: Tensor) -> Tensor:
+        """The tensor that stands for ``tensor`` after graph rewrites."""
+        return self[tensor].op.output(tensor.value_index)
+
+    def readers(self, stage) -> list:
+        outs = set(stage.op.outputs)
+        return [s for s in self.stages
+                if isinstance(s.op, ComputeOp) and outs & set(s.op.input_tensors())]
+
+    def reads_transitively(self, consumer, producer) -> bool:
+        todo, seen = [consumer.op], set()
+        while todo:
+            op = todo.pop()
+            for t in op.input_tensors():
+                if t.op is producer.op:
+                    return True
+                if t.op not in seen:
+                    seen.add(t.op)
+                    todo.append(t.op)
+        return False
+
+    # ------------------------------------------------------------------ graph rewriting
+    def _replace_op(self, stage, new_op):
+        """Give ``stage`` a new operation and update every reader of its outputs."""
+        tmap = dict(zip(stage.op.outputs, new_op.outputs))
+        stage.op = new_op
+        self.stage_map[new_op] = stage
+        self._propagate(tmap)
+
+    def _propagate(self, tmap):
+        for s in self.stages:
+            if not isinstance(s.op, ComputeOp):
+                continue
+            mut = _ReplaceTensors(tmap)
+            body = tuple(mut.visit(b) for b in s.op.body)
+            if any(a is not b for a, b in zip(body, s.op.body)):
+                new_op = _with_body(s.op, body)
+                tmap.update(zip(s.op.outputs, new_op.outputs))
+                if s.op in self.outputs:
+                    self.outputs[self.outputs.index(s.op)] = new_op
+                s.op = new_op
+                self.stage_map[new_op] = s
+
+    def _insert_stage(self, op, before) -> Stage:
+        stage = Stage(op, self)
+        self.stages.insert(self.stages.index(before), stage)
+        self.stage_map[op] = stage
+        return stage
+
+    def cache_read(self, tensor, scope, readers):
+        """Copy ``tensor`` into a ``scope`` buffer that ``readers`` read instead."""
+        from te.tensor import compute
+        if not isinstance(tensor, Tensor):
+            raise ScheduleError("cache_read: the first argument must be a tensor")
+        src = self.current(tensor)
+        if not isinstance(readers, (list, tuple)):
+            readers = [readers]
+        reader_stages = [self[r] for r in readers]
+        for rs in reader_stages:
+            if src not in rs.op.input_tensors():
+                raise ScheduleError(f"cache_read: stage {rs.name} does not read {src.name}; "
+                                    "pass the stages that read the tensor as readers")
+        names = [f"ax{k}" for k in range(len(src.shape))]
+        fn = eval(f"lambda {', '.join(names)}: src[{', '.join(names)}]", {"src": src})
+        cache = compute(src.shape, fn, name=f"{src.name}.{scope}")
+        first = min(reader_stages, key=self.stages.index)
+        stage = self._insert_stage(cache.op, first)
+        stage.scope = scope
+        for rs in reader_stages:
+            mut = _ReplaceTensors({src: cache})
+            self._replace_op(rs, _with_body(rs.op, [mut.visit(b) for b in rs.op.body]))
+        return cache
+
+    def cache_write(self, tensor, scope):
+        """Compute ``tensor`` into a ``scope`` buffer, then copy it to the original."""
+        if isinstance(tensor, (list, tuple)):
+            tensor = tensor[0]
+        stage = self[tensor]
+        stage._need_compute("cache_write")
+        if stage.relations or any(a.kind.value != "serial" or a.bind
+                                  for a in stage.iter_attrs.values()):
+            raise ScheduleError(f"cache_write on stage {stage.name}: the stage was already "
+                                "scheduled; call cache_write before split/fuse/reorder on it")
+        op = stage.op
+        vmap, new_axis = {}, []
+        for iv in op.axis:
+            niv = IterVar(iv.dom, Var(iv.var.name + "_c"), DATA_PAR)
+            vmap[iv.var] = niv.var
+            new_axis.append(niv)
+        new_reduce = []
+        for iv in op.reduce_axis:
+            niv = IterVar(iv.dom, Var(iv.var.name), COMM_REDUCE)
+            _REDUCE_VARS.add(niv.var)
+            vmap[iv.var] = niv.var
+            new_reduce.append(niv)
+        body = []
+        for b in op.body:
+            if isinstance(b, Reduce):
+                b = dataclasses.replace(b, source=tuple(substitute(x, vmap) for x in b.source),
+                                        condition=substitute(b.condition, vmap),
+                                        axis=tuple(new_reduce))
+            else:
+                b = substitute(b, vmap)
+            body.append(b)
+        cache_op = ComputeOp(f"{op.name}.{scope}", tuple(new_axis), tuple(new_reduce),
+                             tuple(body), op.tag, op.attrs)
+        cstage = self._insert_stage(cache_op, stage)
+        cstage.scope = scope
+        idx = tuple(iv.var for iv in op.axis)
+        copy = [ProducerLoad(t, idx, t.dtype) for t in cache_op.outputs]
+        stage.all_iter_vars = list(op.axis)
+        stage.leaf_iter_vars = list(op.axis)
+        stage.iter_attrs = {}
+        self._replace_op(stage, _with_body(op, copy, reduce_axis=()))
+        outs = cache_op.outputs
+        return outs[0] if len(outs) == 1 else list(outs)
+
+    def rfactor(self, tensor, axis, factor_axis=0):
+        """Factor the reduction over ``axis`` into a new stage that keeps it as a data axis."""
+        from .bound import leaf_extents, pass_up
+        stage = self[tensor]
+        stage._need_compute("rfactor")
+        op = stage.op
+        if not op.is_reduction:
+            raise ScheduleError(f"rfactor on stage {stage.name}: it is not a reduction")
+        stage._leaf(axis, "rfactor")
+        if axis.iter_type != COMM_REDUCE:
+            raise ScheduleError(f"rfactor on stage {stage.name}: {axis.var.name} is not a "
+                                "reduction axis; split the reduce axis and pass one of its parts")
+        if not 0 <= factor_axis <= len(op.axis):
+            raise ScheduleError(f"rfactor on stage {stage.name}: factor_axis must be in "
+                                f"[0, {len(op.axis)}], got {factor_axis}")
+        reduce_rels = [r for r in stage.relations if _rel_is_reduce(r)]
+        extents = leaf_extents(op, reduce_rels)
+        leaves = [iv for iv in stage.leaf_iter_vars if iv.iter_type == COMM_REDUCE]
+        # the factored stage: data axes (+ the factor axis), remaining reduce leaves
+        data_axis, vmap = [], {}
+        for iv in op.axis:
+            niv = IterVar(iv.dom, Var(iv.var.name), DATA_PAR)
+            vmap[iv.var] = niv.var
+            data_axis.append(niv)
+        fiv = IterVar(Range(const(0), extents[axis]), Var(axis.var.name + "_v"), DATA_PAR)
+        data_axis.insert(factor_axis, fiv)
+        leaf_vals, new_reduce = {axis: fiv.var}, []
+        for iv in leaves:
+            if iv is axis:
+                continue
+            niv = IterVar(Range(const(0), extents[iv]), Var(iv.var.name), COMM_REDUCE)
+            _REDUCE_VARS.add(niv.var)
+            leaf_vals[iv] = niv.var
+            new_reduce.append(niv)
+        offsets = pass_up(reduce_rels, leaf_vals, extents)
+        conds = []
+        for root in op.reduce_axis:
+            vmap[root.var] = root.dom.min + offsets[root]
+            if offsets[root] is not leaf_vals.get(root):
+                conds.append(offsets[root] < root.dom.extent)
+        red = op.body[0]
+        cond = all_(substitute(red.condition, vmap), *conds)
+        sources = tuple(substitute(s, vmap) for s in red.source)
+        if new_reduce:
+            bodies = [Reduce(red.combiner, sources, tuple(new_reduce), cond, k, b.dtype)
+                      for k, b in enumerate(op.body)]
+        else:
+            bodies = [select(cond, sources[k], red.combiner.identity[k])
+                      for k in range(len(op.body))]
+        rf_op = ComputeOp(f"{op.name}.rf", tuple(data_axis), tuple(new_reduce), tuple(bodies),
+                          op.tag, op.attrs)
+        self._insert_stage(rf_op, stage)
+        # the original stage now reduces the factored results over the factor axis
+        rv = IterVar(Range(const(0), extents[axis]), Var(axis.var.name + "_v"), COMM_REDUCE)
+        _REDUCE_VARS.add(rv.var)
+        idx = [iv.var for iv in op.axis]
+        idx.insert(factor_axis, rv.var)
+        loads = tuple(t[tuple(idx)] for t in rf_op.outputs)
+        new_bodies = [Reduce(red.combiner, loads, (rv,), const(True), k, b.dtype)
+                      for k, b in enumerate(op.body)]
+        stage.relations = [r for r in stage.relations if not _rel_is_reduce(r)]
+        keep = [iv for iv in stage.leaf_iter_vars if iv.iter_type != COMM_REDUCE]
+        stage.leaf_iter_vars = keep + [rv]
+        stage.all_iter_vars = [iv for iv in stage.all_iter_vars
+                               if iv.iter_type != COMM_REDUCE] + [rv]
+        stage.iter_attrs = {k: v for k, v in stage.iter_attrs.items() if k in stage.all_iter_vars}
+        self._replace_op(stage, _with_body(op, new_bodies, reduce_axis=(rv,)))
+        outs = rf_op.outputs
+        return outs[0] if len(outs) == 1 else list(outs)
+
+
+def _rel_is_reduce(rel):
+    first = rel.parent if isinstance(rel, Split) else rel.outer
+    return first.iter_type == COMM_REDUCE
+
+
+def create_schedule(ops) -> Schedule:
+    """A default schedule (every stage computed at the root, in order) for ``ops``."""
+    return Schedule(ops)

@@ -1,0 +1,269 @@
+"""Schedules as data: a Schedule holds one Stage per operation; primitives record relations.
+
+A primitive checks that it is legal, records a relation (Split, Fuse) or an attribute
+(vectorize, parallel, bind, compute_at, ...) and updates the stage's leaf order. It never builds
+loops; ``schedule.lower`` interprets the records. A wrong use raises ``ScheduleError`` naming the
+stage, the axis and what to do instead.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from te.expr import Expr, Var, as_int, convert
+from te.tensor import COMM_REDUCE, THREAD_INDEX, ComputeOp, IterVar, Operation, \
+    PlaceholderOp, Tensor
+
+from .ir import ForKind
+
+
+class ScheduleError(ValueError):
+    """An illegal schedule: the message names the stage and axis and says what to do."""
+
+
+@dataclass(frozen=True, eq=False)
+class Split:
+    parent: IterVar
+    outer: IterVar
+    inner: IterVar
+    factor: Expr | None
+    nparts: Expr | None
+
+
+@dataclass(frozen=True, eq=False)
+class Fuse:
+    outer: IterVar
+    inner: IterVar
+    fused: IterVar
+
+
+@dataclass
+class IterAttr:
+    kind: ForKind = ForKind.SERIAL
+    bind: IterVar | None = None
+    pragmas: list = field(default_factory=list)
+
+
+class Stage:
+    """How one operation is computed: its loop order, loop kinds and where it is placed."""
+
+    def __init__(self, op: Operation, schedule):
+        self.op = op
+        self.origin_op = op
+        self.schedule = schedule
+        roots = list(op.axis) + list(op.reduce_axis) if isinstance(op, ComputeOp) else []
+        self.all_iter_vars = list(roots)
+        self.leaf_iter_vars = list(roots)
+        self.relations = []
+        self.iter_attrs = {}
+        self.attach_type = "root"       # "root", "inline" or "scope"
+        self.attach_stage = None
+        self.attach_ivar = None
+        self.scope = "global"
+        self.store_predicate = None
+        self.align = {}                 # root axis index -> (factor, offset)
+        self.is_output = False
+
+    @property
+    def name(self):
+        return self.op.name
+
+    def __repr__(self):
+        return f"stage({self.name})"
+
+    # ------------------------------------------------------------------ checks
+    def _need_compute(self, what):
+        if not isinstance(self.op, ComputeOp):
+            raise ScheduleError(f"{what}: stage {self.name} is a placeholder (an input); it has "
+                                "no loops to schedule")
+
+    def _leaf(self, iv, what) -> IterVar:
+        self._need_compute(what)
+        if not isinstance(iv, IterVar):
+            raise ScheduleError(f"{what} on stage {self.name}: expected an axis (IterVar), got "
+                                f"{iv!r}; use s[T].op.axis, s[T].op.reduce_axis or the axes "
+                                "returned by split/fuse")
+        if iv in self.leaf_iter_vars:
+            return iv
+        if iv in self.all_iter_vars:
+            raise ScheduleError(f"{what} on stage {self.name}: axis {iv.var.name} is no longer a "
+                                "leaf (it was already split or fused); schedule the axes that "
+                                "split/fuse returned instead")
+        raise ScheduleError(f"{what} on stage {self.name}: axis {iv.var.name} does not belong to "
+                            f"this stage; its axes are "
+                            f"{', '.join(v.var.name for v in self.leaf_iter_vars)}")
+
+    def _attr(self, iv) -> IterAttr:
+        return self.iter_attrs.setdefault(iv, IterAttr())
+
+    # ------------------------------------------------------------------ loop structure
+    def split(self, parent, factor=None, nparts=None):
+        """Split ``parent`` into (outer, inner) by ``factor`` (inner extent) or ``nparts``."""
+        self._leaf(parent, "split")
+        if (factor is None) == (nparts is None):
+            raise ScheduleError(f"split on stage {self.name}, axis {parent.var.name}: give "
+                                "exactly one of factor= or nparts=")
+        amount = factor if factor is not None else nparts
+        what = "factor" if factor is not None else "nparts"
+        amount_e = convert(amount)
+        value = as_int(amount_e)
+        if value is not None and value <= 0:
+            raise ScheduleError(f"split on stage {self.name}, axis {parent.var.name}: {what} "
+                                f"must be a positive integer, got {value}")
+        outer = IterVar(None, Var(parent.var.name + "_outer"), parent.iter_type)
+        inner = IterVar(None, Var(parent.var.name + "_inner"), parent.iter_type)
+        rel = Split(parent, outer, inner, amount_e if factor is not None else None,
+                    amount_e if nparts is not None else None)
+        self.relations.append(rel)
+        pos = self.leaf_iter_vars.index(parent)
+        self.leaf_iter_vars[pos:pos + 1] = [outer, inner]
+        self.all_iter_vars += [outer, inner]
+        return outer, inner
+
+    def tile(self, x_parent, y_parent, x_factor, y_factor):
+        """Split two axes and order them (x_outer, y_outer, x_inner, y_inner)."""
+        xo, xi = self.split(x_parent, factor=x_factor)
+        yo, yi = self.split(y_parent, factor=y_factor)
+        self.reorder(xo, yo, xi, yi)
+        return xo, yo, xi, yi
+
+    def fuse(self, *args):
+        """Fuse adjacent axes (outermost first) into one."""
+        if len(args) == 1 and isinstance(args[0], (list, tuple)):
+            args = tuple(args[0])
+        if not args:
+            raise ScheduleError(f"fuse on stage {self.name}: give at least one axis")
+        fused = self._leaf(args[0], "fuse")
+        for inner in args[1:]:
+            fused = self._fuse_two(fused, self._leaf(inner, "fuse"))
+        return fused
+
+    def _fuse_two(self, outer, inner):
+        pos_o = self.leaf_iter_vars.index(outer)
+        pos_i = self.leaf_iter_vars.index(inner)
+        if pos_i != pos_o + 1:
+            raise ScheduleError(
+                f"fuse on stage {self.name}: axes {outer.var.name} and {inner.var.name} are not "
+                "adjacent in loop order (outer first); reorder them next to each other first")
+        if (outer.iter_type == COMM_REDUCE) != (inner.iter_type == COMM_REDUCE):
+            raise ScheduleError(
+                f"fuse on stage {self.name}: cannot fuse data-parallel and reduction axes "
+                f"({outer.var.name}, {inner.var.name})")
+        fused = IterVar(None, Var(f"{outer.var.name}_{inner.var.name}_fused"), outer.iter_type)
+        self.relations.append(Fuse(outer, inner, fused))
+        self.leaf_iter_vars[pos_o:pos_i + 1] = [fused]
+        self.all_iter_vars.append(fused)
+        return fused
+
+    def reorder(self, *args):
+        """Put the given leaf axes in this order, in the positions they occupy."""
+        if len(args) == 1 and isinstance(args[0], (list, tuple)):
+            args = tuple(args[0])
+        for a in args:
+            self._leaf(a, "reorder")
+        if len(set(args)) != len(args):
+            raise ScheduleError(f"reorder on stage {self.name}: an axis is given twice")
+        positions = sorted(self.leaf_iter_vars.index(a) for a in args)
+        for pos, a in zip(positions, args):
+            self.leaf_iter_vars[pos] = a
+
+    # ------------------------------------------------------------------ loop kinds
+    def vectorize(self, iv):
+        """Run ``iv`` as SIMD lanes (its extent must be a constant)."""
+        self._leaf(iv, "vectorize")
+        if iv.iter_type == COMM_REDUCE:
+            raise ScheduleError(f"vectorize on stage {self.name}: {iv.var.name} is a reduction "
+                                "axis; vectorize a data-parallel axis (reorder it innermost) "
+                                "or rfactor the reduction first")
+        self._attr(iv).kind = ForKind.VECTORIZED
+
+    def unroll(self, iv):
+        """Replicate the loop body for each value of ``iv`` (constant extent)."""
+        self._leaf(iv, "unroll")
+        self._attr(iv).kind = ForKind.UNROLLED
+
+    def parallel(self, iv):
+        """Run the iterations of ``iv`` on the CPU's threads."""
+        self._leaf(iv, "parallel")
+        if iv.iter_type == COMM_REDUCE:
+            raise ScheduleError(f"parallel on stage {self.name}: {iv.var.name} is a reduction "
+                                "axis and its iterations depend on each other; parallelize a "
+                                "data-parallel axis or rfactor the reduction first")
+        self._attr(iv).kind = ForKind.PARALLEL
+
+    def bind(self, iv, thread_ivar):
+        """Bind ``iv`` to a GPU thread index made by ``te.thread_axis``."""
+        self._leaf(iv, "bind")
+        if not isinstance(thread_ivar, IterVar) or thread_ivar.iter_type != THREAD_INDEX:
+            raise ScheduleError(f"bind on stage {self.name}, axis {iv.var.name}: the target must "
+                                "be te.thread_axis('blockIdx.x' | 'threadIdx.x' | ...)")
+        for other, attr in self.iter_attrs.items():
+            if attr.bind is not None and other is not iv and \
+                    attr.bind.thread_tag == thread_ivar.thread_tag and \
+                    thread_ivar.thread_tag != "vthread":
+                raise ScheduleError(f"bind on stage {self.name}: {thread_ivar.thread_tag} is "
+                                    f"already bound to axis {other.var.name}; bind each thread "
+                                    "index to one axis per stage (fuse the axes first)")
+        attr = self._attr(iv)
+        attr.kind = ForKind.THREAD_BINDING
+        attr.bind = thread_ivar
+
+    def pragma(self, iv, pragma_type, pragma_value=None):
+        """Attach a pragma (a key and optional value) to the loop of ``iv``."""
+        self._leaf(iv, "pragma")
+        self._attr(iv).pragmas.append((str(pragma_type), pragma_value))
+
+    # ------------------------------------------------------------------ placement
+    def compute_at(self, parent, ivar):
+        """Compute this stage inside the loop ``ivar`` of the consumer stage ``parent``."""
+        self._need_compute("compute_at")
+        if isinstance(parent, Tensor):
+            parent = self.schedule[parent]
+        if not isinstance(parent, Stage):
+            raise ScheduleError(f"compute_at on stage {self.name}: the first argument must be a "
+                                "stage, e.g. s[C]")
+        if parent is self:
+            raise ScheduleError(f"compute_at on stage {self.name}: cannot attach a stage to "
+                                "itself")
+        if not self.schedule.reads_transitively(parent, self):
+            raise ScheduleError(f"compute_at on stage {self.name}: stage {parent.name} does not "
+                                f"consume {self.name}; attach a stage to a consumer of it")
+        if not isinstance(ivar, IterVar) or ivar not in parent.all_iter_vars:
+            name = ivar.var.name if isinstance(ivar, IterVar) else repr(ivar)
+            raise ScheduleError(f"compute_at on stage {self.name}: axis {name} is not an axis "
+                                f"of stage {parent.name}")
+        self.attach_type, self.attach_stage, self.attach_ivar = "scope", parent, ivar
+
+    def compute_inline(self):
+        """Substitute this stage's expression into its consumers (no buffer, no loops)."""
+        self._need_compute("compute_inline")
+        if self.op.is_reduction:
+            raise ScheduleError(f"compute_inline on stage {self.name}: a reduction cannot be "
+                                "inlined; compute it with compute_at or compute_root")
+        if self.is_output:
+            raise ScheduleError(f"compute_inline on stage {self.name}: it is an output of the "
+                                "schedule; outputs must be stored, not inlined")
+        self.attach_type, self.attach_stage, self.attach_ivar = "inline", None, None
+
+    def compute_root(self):
+        """Compute this stage at the top level of the function (the default)."""
+        self._need_compute("compute_root")
+        self.attach_type, self.attach_stage, self.attach_ivar = "root", None, None
+
+    def storage_align(self, axis, factor, offset):
+        """Pad the stride of ``axis`` so that ``stride % factor == offset``."""
+        self._need_compute("storage_align")
+        if axis not in self.op.axis:
+            raise ScheduleError(f"storage_align on stage {self.name}: axis must be one of "
+                                "s[T].op.axis")
+        if int(factor) <= 0 or not 0 <= int(offset) < int(factor):
+            raise ScheduleError(f"storage_align on stage {self.name}: need factor > 0 and "
+                                f"0 <= offset < factor, got factor={factor}, offset={offset}")
+        self.align[list(self.op.axis).index(axis)] = (int(factor), int(offset))
+
+    def set_scope(self, scope):
+        """Store this stage's buffer in ``scope`` ("global", "shared", "local")."""
+        self.scope = scope
+
+    def set_store_predicate(self, predicate):
+        """Only store results where ``predicate`` holds."""
+        self.store_predicate = convert(predicate)

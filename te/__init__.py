@@ -1,0 +1,71 @@
+"""tensorweave's tensor-expression language, with classic TVM's names.
+
+    import te
+    A = te.placeholder((n,), name="A")
+    B = te.compute((n,), lambda i: A[i] * 2, name="B")
+    s = te.create_schedule(B.op)
+    f = te.build(s, [A, B])
+
+``create_schedule``, ``lower`` and ``build`` are facades over the ``schedule`` and ``codegen_*``
+packages, imported on first use so that the language itself stays a leaf package.
+"""
+from .dtypes import canonical as _canonical_dtype
+from .expr import (Expr, ExprOp, IntImm, FloatImm, Var, Cast, Call, Reduce, ProducerLoad,
+                   const, floordiv, floormod, truncdiv, truncmod, all_ as all, any_ as any,
+                   select)
+from .tensor import (IterVar, Range, Tensor, Operation, PlaceholderOp, ComputeOp, TEError,
+                     placeholder, compute, reduce_axis, thread_axis, var, size_var)
+from .reduce import comm_reducer, sum, max, min, prod, min_value, max_value, CommReducer
+from .intrin import (exp, exp2, exp10, log, log2, log10, log1p, sqrt, rsqrt, tanh, sigmoid, erf,
+                     sin, cos, tan, asin, acos, atan, sinh, cosh, floor, ceil, round, trunc,
+                     nearbyint, abs, power, pow, if_then_else)
+
+indexdiv = floordiv
+indexmod = floormod
+
+__version__ = "0.1.0"
+
+
+def create_schedule(ops):
+    """A schedule for the given output operation(s); ``s[T]`` is the stage of tensor T."""
+    from schedule import create_schedule as make
+    return make(ops)
+
+
+def lower(sch, args, name="main", simple_mode=None, binds=None):
+    """Lower a schedule to the loop IR; ``print()`` the result to see the loop nest."""
+    from schedule import lower as lower_
+    return lower_(sch, args, name=name)
+
+
+def build(sch, args=None, target="llvm", target_host=None, name="default_function",
+          binds=None):
+    """Compile a schedule (or a lowered function) into a callable module for ``target``."""
+    from .target import Target
+    tgt = Target(target)
+    if tgt.kind.name == "llvm":
+        from codegen_llvm import build as build_llvm
+        return build_llvm(sch, args, tgt, name)
+    if tgt.kind.name == "cuda":
+        try:
+            from codegen_cuda import build as build_cuda
+        except ImportError as err:
+            raise NotImplementedError(f"target 'cuda' is not available: {err}") from err
+        return build_cuda(sch, args, tgt, name)
+    raise ValueError(f"unknown target {target!r}; use 'llvm' (CPU) or 'cuda'")
+
+
+def __getattr__(name):
+    if name in ("ScheduleError", "Schedule", "Stage"):
+        import schedule
+        return getattr(schedule, name)
+    if name in ("nd", "testing", "tir", "target"):
+        import importlib
+        return importlib.import_module(f"te.{name}")
+    if name in ("device", "cpu", "cuda", "Device"):
+        from . import nd
+        return getattr(nd, name)
+    if name in ("set_num_threads", "get_num_threads"):
+        import codegen_llvm
+        return getattr(codegen_llvm, name)
+    raise AttributeError(f"module 'te' has no attribute {name!r}")

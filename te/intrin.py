@@ -1,0 +1,105 @@
+"""Math intrinsics. Each builds a ``Call`` node that the backends map to machine code.
+
+Float-only functions refuse integer arguments with a hint to cast; ``abs``, ``floor``, ``ceil``,
+``round`` keep integers as they are. ``round`` rounds half to even, like numpy.
+"""
+from __future__ import annotations
+
+from . import dtypes
+from .expr import Call, Expr, binary, compare, LT, Max, Min, convert, select as _select, \
+    _convert_pair, _unify
+
+FLOAT_UNARY = ("exp", "exp2", "exp10", "log", "log2", "log10", "log1p", "sqrt", "rsqrt", "tanh",
+               "sigmoid", "erf", "sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh")
+
+
+def _float_call(name):
+    def fn(x) -> Expr:
+        x = convert(x)
+        if not dtypes.is_float(x.dtype):
+            raise TypeError(f"te.{name} needs a floating-point argument; {x} has dtype "
+                            f"{x.dtype} (use .astype('float32'))")
+        return Call(name, (x,), x.dtype)
+    fn.__name__ = name
+    fn.__doc__ = f"Elementwise {name} of a floating-point expression."
+    return fn
+
+
+exp = _float_call("exp")
+exp2 = _float_call("exp2")
+exp10 = _float_call("exp10")
+log = _float_call("log")
+log2 = _float_call("log2")
+log10 = _float_call("log10")
+log1p = _float_call("log1p")
+sqrt = _float_call("sqrt")
+rsqrt = _float_call("rsqrt")
+tanh = _float_call("tanh")
+sigmoid = _float_call("sigmoid")
+erf = _float_call("erf")
+sin = _float_call("sin")
+cos = _float_call("cos")
+tan = _float_call("tan")
+asin = _float_call("asin")
+acos = _float_call("acos")
+atan = _float_call("atan")
+sinh = _float_call("sinh")
+cosh = _float_call("cosh")
+
+
+def _keep_int(name):
+    def fn(x) -> Expr:
+        x = convert(x)
+        if not dtypes.is_float(x.dtype):
+            return x
+        return Call(name, (x,), x.dtype)
+    fn.__name__ = name
+    fn.__doc__ = f"Elementwise {name}; integers are returned unchanged."
+    return fn
+
+
+floor = _keep_int("floor")
+ceil = _keep_int("ceil")
+round = _keep_int("round")
+trunc = _keep_int("trunc")
+nearbyint = round
+
+
+def abs(x) -> Expr:
+    """Absolute value (integers and floats)."""
+    x = convert(x)
+    if dtypes.is_float(x.dtype):
+        return Call("fabs", (x,), x.dtype)
+    if not dtypes.is_signed(x.dtype):
+        return x
+    return _select(compare(LT, x, 0), -x, x)
+
+
+def power(x, y) -> Expr:
+    """``x ** y`` computed in floating point."""
+    x, y = _convert_pair(x, y)
+    x, y, t = _unify(x, y)
+    if not dtypes.is_float(t):
+        raise TypeError(f"te.power needs floating-point operands; got {t} (cast with .astype)")
+    return Call("pow", (x, y), t)
+
+
+pow = power
+
+
+def if_then_else(cond, t, f) -> Expr:
+    """``t`` where ``cond`` holds, else ``f``; the untaken side is not evaluated."""
+    cond = convert(cond)
+    t, f = _convert_pair(t, f)
+    t, f, dt = _unify(t, f)
+    if not dtypes.is_bool(cond.dtype):
+        raise TypeError(f"te.if_then_else: condition {cond} has dtype {cond.dtype}, not bool")
+    return Call("if_then_else", (cond, t, f), dt)
+
+
+def max_of(a, b) -> Expr:
+    return binary(Max, a, b)
+
+
+def min_of(a, b) -> Expr:
+    return binary(Min, a, b)

@@ -1,0 +1,320 @@
+"""The te graph: iteration variables, tensors and the operations that produce them.
+
+``placeholder`` declares an input; ``compute`` declares a tensor by a lambda over its indices.
+Operations are immutable; a schedule that rewrites the graph (cache_read, rfactor) builds new
+operations that reuse the old IterVars, so relations recorded on them stay valid.
+"""
+from __future__ import annotations
+
+import inspect
+import weakref
+from dataclasses import dataclass, field
+
+from . import dtypes
+from .expr import Expr, ProducerLoad, Reduce, Var, const, convert
+from .functor import post_order_visit
+
+
+class TEError(ValueError):
+    """A misuse of the tensor-expression DSL."""
+
+
+@dataclass(frozen=True, eq=False, repr=False)
+class Range:
+    min: Expr
+    extent: Expr
+
+    @staticmethod
+    def make(begin, end=None) -> "Range":
+        if end is None:
+            return Range(const(0), convert(begin))
+        begin, end = convert(begin), convert(end)
+        from schedule.simplify import simplify
+        return Range(begin, simplify(end - begin))
+
+    def __repr__(self):
+        return f"Range(min={self.min}, extent={self.extent})"
+
+
+DATA_PAR, THREAD_INDEX, COMM_REDUCE, ORDERED, OPAQUE = 0, 1, 2, 3, 4
+ITER_TYPE_NAMES = {DATA_PAR: "DataPar", THREAD_INDEX: "ThreadIndex", COMM_REDUCE: "CommReduce",
+                   ORDERED: "Ordered", OPAQUE: "Opaque"}
+
+
+@dataclass(frozen=True, eq=False, repr=False)
+class IterVar:
+    """A loop variable with its domain: a tensor axis, a reduction axis or a thread index."""
+    dom: Range | None
+    var: Var
+    iter_type: int = DATA_PAR
+    thread_tag: str = ""
+
+    @property
+    def name(self):
+        return self.var.name
+
+    # IterVars appear in index expressions; they behave as their variable.
+    def __add__(self, o): return self.var + o
+    def __radd__(self, o): return o + self.var
+    def __sub__(self, o): return self.var - o
+    def __rsub__(self, o): return o - self.var
+    def __mul__(self, o): return self.var * o
+    def __rmul__(self, o): return o * self.var
+    def __floordiv__(self, o): return self.var // o
+    def __mod__(self, o): return self.var % o
+    def __neg__(self): return -self.var
+    def __lt__(self, o): return self.var < o
+    def __le__(self, o): return self.var <= o
+    def __gt__(self, o): return self.var > o
+    def __ge__(self, o): return self.var >= o
+
+    def equal(self, o):
+        return self.var.equal(o)
+
+    def astype(self, dtype):
+        return self.var.astype(dtype)
+
+    def __repr__(self):
+        dom = f", {self.dom.min}, {self.dom.extent}" if self.dom is not None else ""
+        return f"IterVar({self.var.name}{dom}, {ITER_TYPE_NAMES[self.iter_type]})"
+
+
+_REDUCE_VARS = weakref.WeakSet()
+
+
+def var(name="v", dtype="int32") -> Var:
+    """A symbolic scalar, for example a shape that is bound when the function is called."""
+    return Var(name, dtypes.canonical(dtype))
+
+
+size_var = var
+
+
+def reduce_axis(dom, name="rv") -> IterVar:
+    """A reduction axis over ``dom`` = (begin, end) or an extent."""
+    rng = Range.make(*dom) if isinstance(dom, (tuple, list)) else Range.make(dom)
+    iv = IterVar(rng, Var(name), COMM_REDUCE)
+    _REDUCE_VARS.add(iv.var)
+    return iv
+
+
+def thread_axis(dom=None, tag="", name=""):
+    """A GPU thread index such as ``te.thread_axis("threadIdx.x")``."""
+    if isinstance(dom, str):
+        dom, tag = None, dom
+    if not tag:
+        raise TEError("te.thread_axis needs a tag such as 'blockIdx.x', 'threadIdx.x' or 'vthread'")
+    rng = None if dom is None else (Range.make(*dom) if isinstance(dom, (tuple, list))
+                                    else Range.make(dom))
+    return IterVar(rng, Var(name or tag), THREAD_INDEX, tag)
+
+
+def is_reduce_var(v) -> bool:
+    return v in _REDUCE_VARS
+
+
+@dataclass(frozen=True, eq=False, repr=False)
+class Tensor:
+    """An output of an operation. ``A[i, j]`` reads it inside a compute expression."""
+    op: "Operation"
+    value_index: int
+    shape: tuple
+    dtype: str
+
+    @property
+    def name(self):
+        return self.op.name if self.op.num_outputs == 1 else f"{self.op.name}.v{self.value_index}"
+
+    @property
+    def ndim(self):
+        return len(self.shape)
+
+    def __getitem__(self, indices) -> ProducerLoad:
+        if not isinstance(indices, tuple):
+            indices = (indices,)
+        if len(indices) != len(self.shape):
+            raise TEError(f"tensor {self.name} has {len(self.shape)} dimensions but was indexed "
+                          f"with {len(indices)} indices; give one index per dimension")
+        conv = []
+        for pos, idx in enumerate(indices):
+            if isinstance(idx, slice):
+                raise TEError(f"tensor {self.name}: slices are not supported as indices "
+                              f"(dimension {pos}); index with loop variables")
+            e = convert(idx)
+            if not dtypes.is_int(e.dtype):
+                raise TEError(f"index {pos} of tensor {self.name} is {e} of dtype {e.dtype}; "
+                              "indices must be integers (use .astype('int32'))")
+            conv.append(e)
+        return ProducerLoad(self, tuple(conv), self.dtype)
+
+    def __call__(self, *indices):
+        return self[indices]
+
+    def __iter__(self):
+        raise TypeError(f"tensor {self.name} is not iterable; index it with A[i, j]")
+
+    def __repr__(self):
+        return f"Tensor(name={self.name}, shape={list(self.shape)}, dtype={self.dtype})"
+
+
+@dataclass(frozen=True, eq=False, repr=False)
+class Operation:
+    name: str
+
+    @property
+    def num_outputs(self):
+        return 1
+
+    def output(self, i: int = 0) -> Tensor:
+        return self.outputs[i]
+
+    @property
+    def outputs(self) -> tuple:
+        cached = self.__dict__.get("_outputs")
+        if cached is None:
+            cached = tuple(Tensor(self, i, self.output_shape(i), self.output_dtype(i))
+                           for i in range(self.num_outputs))
+            object.__setattr__(self, "_outputs", cached)
+        return cached
+
+    def input_tensors(self) -> list:
+        return []
+
+    def __repr__(self):
+        return f"{type(self).__name__}({self.name})"
+
+
+@dataclass(frozen=True, eq=False, repr=False)
+class PlaceholderOp(Operation):
+    shape: tuple
+    dtype: str
+
+    def output_shape(self, i):
+        return self.shape
+
+    def output_dtype(self, i):
+        return self.dtype
+
+
+@dataclass(frozen=True, eq=False, repr=False)
+class ComputeOp(Operation):
+    axis: tuple
+    reduce_axis: tuple
+    body: tuple
+    tag: str = ""
+    attrs: dict = field(default_factory=dict)
+
+    @property
+    def num_outputs(self):
+        return len(self.body)
+
+    @property
+    def shape(self):
+        return tuple(iv.dom.extent for iv in self.axis)
+
+    def output_shape(self, i):
+        return self.shape
+
+    def output_dtype(self, i):
+        return self.body[i].dtype
+
+    @property
+    def is_reduction(self):
+        return isinstance(self.body[0], Reduce)
+
+    def input_tensors(self) -> list:
+        found = {}
+
+        def visit(node):
+            if isinstance(node, ProducerLoad):
+                found.setdefault(node.producer, None)
+            elif isinstance(node, Reduce):
+                for s in node.source + (node.condition,):
+                    post_order_visit(s, visit_inner)
+
+        def visit_inner(node):
+            if isinstance(node, ProducerLoad):
+                found.setdefault(node.producer, None)
+
+        for b in self.body:
+            post_order_visit(b, visit)
+        return list(found)
+
+
+def _shape(shape, what):
+    if not isinstance(shape, (tuple, list)):
+        shape = (shape,)
+    out = []
+    for pos, s in enumerate(shape):
+        e = convert(s)
+        if not dtypes.is_int(e.dtype):
+            raise TEError(f"{what}: shape entry {pos} is {e} of dtype {e.dtype}; "
+                          "shapes must be integers or integer te.var")
+        out.append(e)
+    return tuple(out)
+
+
+def placeholder(shape, dtype="float32", name="placeholder") -> Tensor:
+    """An input tensor of the given shape and dtype (float32 by default)."""
+    return PlaceholderOp(name, _shape(shape, f"placeholder {name}"),
+                         dtypes.canonical(dtype)).output(0)
+
+
+def _lambda_names(fcompute, ndim, name):
+    try:
+        params = list(inspect.signature(fcompute).parameters.values())
+    except (TypeError, ValueError):
+        params = []
+    if params and params[0].kind == inspect.Parameter.VAR_POSITIONAL:
+        return [f"i{k}" for k in range(ndim)]
+    names = [p.name for p in params]
+    if len(names) != ndim:
+        raise TEError(f"compute {name}: the lambda takes {len(names)} arguments "
+                      f"({', '.join(names)}) but the shape has {ndim} dimensions")
+    return names
+
+
+def compute(shape, fcompute, name="compute", tag="", attrs=None):
+    """A tensor whose element at index ``(i, j, ...)`` is ``fcompute(i, j, ...)``.
+
+    Returns one Tensor, or a list of Tensors when ``fcompute`` returns a tuple.
+    """
+    shape = _shape(shape, f"compute {name}")
+    names = _lambda_names(fcompute, len(shape), name)
+    axis = tuple(IterVar(Range(const(0), ext), Var(n), DATA_PAR) for n, ext in zip(names, shape))
+    body = fcompute(*[iv.var for iv in axis])
+    bodies = tuple(body) if isinstance(body, (tuple, list)) else (body,)
+    bodies = tuple(convert(b) for b in bodies)
+    reduce_axis = _check_body(name, bodies)
+    op = ComputeOp(name, axis, reduce_axis, bodies, tag, dict(attrs or {}))
+    outs = op.outputs
+    return outs[0] if len(outs) == 1 else list(outs)
+
+
+def _check_body(name, bodies):
+    """Validate reductions in a compute body and return its reduce axes."""
+    reduces = [b for b in bodies if isinstance(b, Reduce)]
+    if reduces and len(reduces) != len(bodies):
+        raise TEError(f"compute {name}: all outputs must be reductions or none")
+    for b in bodies:
+        def inner(node, top=b):
+            if isinstance(node, Reduce) and node is not top:
+                raise TEError(f"compute {name}: a reduction ({node.combiner.name}) must be the "
+                              "whole body of a compute; compute it in its own te.compute and "
+                              "use the result")
+        post_order_visit(b, inner)
+    if reduces:
+        first = reduces[0]
+        for r in reduces[1:]:
+            if r.combiner is not first.combiner or r.axis != first.axis:
+                raise TEError(f"compute {name}: several reductions in one compute must come "
+                              "from one tuple reducer call")
+    allowed = set(iv.var for iv in (reduces[0].axis if reduces else ()))
+    for b in bodies:
+        def check(node):
+            if isinstance(node, Var) and is_reduce_var(node) and node not in allowed:
+                raise TEError(f"compute {name}: reduce axis {node.name} is used outside a "
+                              f"reduction; wrap the expression in te.sum(..., axis={node.name}) "
+                              "or another reducer")
+        post_order_visit(b, check)
+    return tuple(reduces[0].axis) if reduces else ()
