@@ -31,9 +31,11 @@ def has_openmp() -> bool:
     return llvm.address_of_symbol("GOMP_parallel") is not None
 
 
-@functools.lru_cache(maxsize=None)
 def target_machine(mcpu=None, mattr=()):
-    """The TargetMachine for the host (or for ``mcpu``/``mattr``)."""
+    """A new TargetMachine for the host (or for ``mcpu``/``mattr``).
+
+    Each JIT engine takes ownership of the machine it is given, so machines are not shared.
+    """
     _init()
     target = llvm.Target.from_default_triple()
     cpu = mcpu or llvm.get_host_cpu_name()
@@ -61,6 +63,7 @@ class JITModule:
     """Machine code for one LLVM module, kept alive with its execution engine."""
 
     def __init__(self, llvm_ir: str, tm):
+        """Compile ``llvm_ir`` with ``tm``; the engine takes ownership of ``tm``."""
         _init()
         mod = llvm.parse_assembly(llvm_ir)
         mod.triple = tm.triple
