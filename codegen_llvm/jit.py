@@ -37,6 +37,8 @@ def target_machine(mcpu=None, mattr=()):
     Each JIT engine takes ownership of the machine it is given, so machines are not shared.
     """
     _init()
+    if mcpu == "native":            # LLVM itself does not know "native": it means the host
+        mcpu = None
     target = llvm.Target.from_default_triple()
     cpu = mcpu or llvm.get_host_cpu_name()
     if mattr:

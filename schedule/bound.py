@@ -115,12 +115,11 @@ class StageBound:
 
 
 def loop_ranges(bounds) -> dict:
-    """Constant inclusive ranges of every leaf loop variable with a constant extent."""
+    """Inclusive constant ranges of every loop variable (non-constant extents: (0, inf))."""
     ranges = {}
     for sb in bounds.values():
         for iv, ext in sb.extents.items():
-            if isinstance(ext, IntImm):
-                ranges[iv.var] = (0, ext.value - 1)
+            ranges[iv.var] = (0, ext.value - 1) if isinstance(ext, IntImm) else (0, INF)
     return ranges
 
 

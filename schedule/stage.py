@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from te import dtypes
 from te.expr import Expr, Var, as_int, convert
 from te.tensor import COMM_REDUCE, THREAD_INDEX, ComputeOp, IterVar, Operation, \
     PlaceholderOp, Tensor
@@ -96,8 +97,8 @@ class Stage:
         return self.iter_attrs.setdefault(iv, IterAttr())
 
     # ------------------------------------------------------------------ loop structure
-    def split(self, parent, factor=None, nparts=None):
-        """Split ``parent`` into (outer, inner) by ``factor`` (inner extent) or ``nparts``."""
+    def _split_amount(self, parent, factor, nparts) -> Expr:
+        """Check the arguments of a split of ``parent`` and return its factor or nparts."""
         self._leaf(parent, "split")
         if (factor is None) == (nparts is None):
             raise ScheduleError(f"split on stage {self.name}, axis {parent.var.name}: give "
@@ -106,9 +107,14 @@ class Stage:
         what = "factor" if factor is not None else "nparts"
         amount_e = convert(amount)
         value = as_int(amount_e)
-        if value is not None and value <= 0:
+        if not dtypes.is_int(amount_e.dtype) or (value is not None and value <= 0):
             raise ScheduleError(f"split on stage {self.name}, axis {parent.var.name}: {what} "
-                                f"must be a positive integer, got {value}")
+                                f"must be a positive integer, got {amount_e}")
+        return amount_e
+
+    def split(self, parent, factor=None, nparts=None):
+        """Split ``parent`` into (outer, inner) by ``factor`` (inner extent) or ``nparts``."""
+        amount_e = self._split_amount(parent, factor, nparts)
         outer = IterVar(None, Var(parent.var.name + "_outer"), parent.iter_type)
         inner = IterVar(None, Var(parent.var.name + "_inner"), parent.iter_type)
         rel = Split(parent, outer, inner, amount_e if factor is not None else None,
@@ -121,6 +127,12 @@ class Stage:
 
     def tile(self, x_parent, y_parent, x_factor, y_factor):
         """Split two axes and order them (x_outer, y_outer, x_inner, y_inner)."""
+        # check both splits before recording either, so that a failed tile records nothing
+        self._split_amount(x_parent, x_factor, None)
+        self._split_amount(y_parent, y_factor, None)
+        if x_parent is y_parent:
+            raise ScheduleError(f"tile on stage {self.name}: x and y are the same axis "
+                                f"{x_parent.var.name}; tile two different axes")
         xo, xi = self.split(x_parent, factor=x_factor)
         yo, yi = self.split(y_parent, factor=y_factor)
         self.reorder(xo, yo, xi, yi)
@@ -132,12 +144,15 @@ class Stage:
             args = tuple(args[0])
         if not args:
             raise ScheduleError(f"fuse on stage {self.name}: give at least one axis")
-        fused = self._leaf(args[0], "fuse")
-        for inner in args[1:]:
-            fused = self._fuse_two(fused, self._leaf(inner, "fuse"))
+        axes = [self._leaf(a, "fuse") for a in args]
+        for outer, inner in zip(axes, axes[1:]):        # check all pairs first: all or nothing
+            self._check_fusable(outer, inner)
+        fused = axes[0]
+        for inner in axes[1:]:
+            fused = self._fuse_two(fused, inner)
         return fused
 
-    def _fuse_two(self, outer, inner):
+    def _check_fusable(self, outer, inner):
         pos_o = self.leaf_iter_vars.index(outer)
         pos_i = self.leaf_iter_vars.index(inner)
         if pos_i != pos_o + 1:
@@ -147,7 +162,11 @@ class Stage:
         if (outer.iter_type == COMM_REDUCE) != (inner.iter_type == COMM_REDUCE):
             raise ScheduleError(
                 f"fuse on stage {self.name}: cannot fuse data-parallel and reduction axes "
-                f"({outer.var.name}, {inner.var.name})")
+                f"({outer.var.name}, {inner.var.name}); fuse axes of one kind only")
+
+    def _fuse_two(self, outer, inner):
+        pos_o = self.leaf_iter_vars.index(outer)
+        pos_i = self.leaf_iter_vars.index(inner)
         fused = IterVar(None, Var(f"{outer.var.name}_{inner.var.name}_fused"), outer.iter_type)
         self.relations.append(Fuse(outer, inner, fused))
         self.leaf_iter_vars[pos_o:pos_i + 1] = [fused]
@@ -161,7 +180,9 @@ class Stage:
         for a in args:
             self._leaf(a, "reorder")
         if len(set(args)) != len(args):
-            raise ScheduleError(f"reorder on stage {self.name}: an axis is given twice")
+            twice = next(a for a in args if args.count(a) > 1)
+            raise ScheduleError(f"reorder on stage {self.name}: axis {twice.var.name} is given "
+                                "twice; list each axis once")
         positions = sorted(self.leaf_iter_vars.index(a) for a in args)
         for pos, a in zip(positions, args):
             self.leaf_iter_vars[pos] = a
@@ -230,7 +251,8 @@ class Stage:
         if not isinstance(ivar, IterVar) or ivar not in parent.all_iter_vars:
             name = ivar.var.name if isinstance(ivar, IterVar) else repr(ivar)
             raise ScheduleError(f"compute_at on stage {self.name}: axis {name} is not an axis "
-                                f"of stage {parent.name}")
+                                f"of stage {parent.name}; attach to one of its axes: "
+                                f"{', '.join(v.var.name for v in parent.leaf_iter_vars)}")
         self.attach_type, self.attach_stage, self.attach_ivar = "scope", parent, ivar
 
     def compute_inline(self):

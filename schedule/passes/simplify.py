@@ -5,7 +5,7 @@ from te.expr import Expr, IntImm
 
 from ..functor import IRMutator
 from ..ir import For, IfThenElse, seq
-from ..simplify import Simplifier
+from ..simplify import INF, Simplifier
 
 
 class _Simplify(IRMutator):
@@ -18,6 +18,8 @@ class _Simplify(IRMutator):
             if extent.value <= 0:
                 return seq()
             self.simp.ranges[node.loop_var] = (0, extent.value - 1)
+        else:
+            self.simp.ranges[node.loop_var] = (0, INF)
         body = self.visit(node.body)
         self.simp.ranges.pop(node.loop_var, None)
         if body is node.body and extent is node.extent:

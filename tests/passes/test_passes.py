@@ -1,0 +1,75 @@
+"""Each pass on a small Before, compared structurally with an Expected."""
+import numpy as np
+
+import te
+from te.expr import IntImm, Var, const
+from schedule.ir import (Buffer, BufferLoad, BufferStore, For, ForKind, IfThenElse, Ramp,
+                         broadcast, ramp, seq)
+from schedule.passes.simplify import simplify_stmt
+from schedule.passes.storage_flatten import storage_flatten
+from schedule.passes.unroll_loops import unroll_loops
+from schedule.passes.vectorize_loops import vectorize_loops
+from schedule.structural import structural_equal
+
+A = Buffer("A", (const(4), const(8)), "float32")
+B = Buffer("B", (const(32),), "float32")
+
+
+def loop(var, extent, body, kind=ForKind.SERIAL):
+    return For(var, const(0), const(extent), kind, body)
+
+
+def test_storage_flatten_row_major():
+    i, j = Var("i"), Var("j")
+    before = loop(i, 4, loop(j, 8, BufferStore(A, BufferLoad(A, (i, j), "float32"), (i, j))))
+    i2, j2 = Var("i"), Var("j")
+    flat = i2 * 8 + j2
+    expected = loop(i2, 4, loop(j2, 8, BufferStore(A, BufferLoad(A, (flat,), "float32"),
+                                                   (flat,))))
+    assert structural_equal(storage_flatten(before), expected)
+
+
+def test_unroll_replicates_body():
+    k = Var("k")
+    before = loop(k, 3, BufferStore(B, const(1.0), (k * 2,)), ForKind.UNROLLED)
+    expected = seq(*[BufferStore(B, const(1.0), (const(c) * 2,)) for c in range(3)])
+    after = simplify_stmt(unroll_loops(before))
+    assert structural_equal(after, simplify_stmt(expected))
+
+
+def test_vectorize_contiguous_store_becomes_ramp():
+    i, v = Var("i"), Var("v")
+    before = loop(i, 4, loop(v, 8, BufferStore(B, BufferLoad(B, (i * 8 + v,), "float32") + 1.0,
+                                               (i * 8 + v,)), ForKind.VECTORIZED))
+    after = simplify_stmt(vectorize_loops(before))
+    i2 = Var("i")
+    idx = ramp(i2 * 8, IntImm(1), 8)
+    expected = loop(i2, 4, BufferStore(B, BufferLoad(B, (idx,), "float32x8")
+                                       + broadcast(const(1.0), 8), (idx,)))
+    assert structural_equal(after, expected)
+
+
+def test_vectorize_keeps_loop_when_branch_varies_across_lanes():
+    v = Var("v")
+    before = loop(v, 8, IfThenElse(v < 5, BufferStore(B, const(0.0), (v,))),
+                  ForKind.VECTORIZED)
+    after = vectorize_loops(before)
+    assert isinstance(after, For) and dict(after.annotations).get("scalarized")
+
+
+def test_simplify_removes_provable_guard_and_empty_loop():
+    i = Var("i")
+    before = seq(loop(i, 8, IfThenElse(i < 8, BufferStore(B, const(0.0), (i,)))),
+                 For(Var("z"), const(0), const(0), ForKind.SERIAL,
+                     BufferStore(B, const(1.0), (const(0),))))
+    i2 = Var("i")
+    expected = loop(i2, 8, BufferStore(B, const(0.0), (i2,)))
+    assert structural_equal(simplify_stmt(before), expected)
+
+
+def test_structural_equal_distinguishes():
+    i = Var("i")
+    a = loop(i, 8, BufferStore(B, const(0.0), (i,)))
+    j = Var("j")
+    assert not structural_equal(a, loop(j, 7, BufferStore(B, const(0.0), (j,))))
+    assert not structural_equal(a, loop(j, 8, BufferStore(B, const(1.0), (j,))))
