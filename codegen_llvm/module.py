@@ -44,10 +44,9 @@ class Module:
         self.imported_modules = []
 
     def __call__(self, *args):
-        cargs, keep = self._sig.convert(args)
+        cargs, _keep = self._sig.convert(args)
         status = self._cfunc(*cargs)
-        del keep
-        if status != 0:
+        if status:
             raise RuntimeError(f"{self.name} returned error status {status}")
 
     def __getitem__(self, name):

@@ -86,6 +86,21 @@ def _c_strides(shape, itemsize):
     return tuple(reversed(strides))
 
 
+class _Param:
+    """What one buffer parameter expects, prepared once."""
+
+    def __init__(self, buf, is_out):
+        self.name, self.buf, self.is_out = buf.name, buf, is_out
+        self.dtype = buf.dtype
+        self.np_dtype = np.dtype(buf.dtype)
+        self.ndim = len(buf.shape)
+        self.const_shape = tuple(d.value for d in buf.shape) \
+            if all(isinstance(d, IntImm) for d in buf.shape) else None
+        self.var_dims = [(d, dim) for d, dim in enumerate(buf.shape) if isinstance(dim, Var)]
+        self.expr_dims = [(d, dim) for d, dim in enumerate(buf.shape)
+                          if not isinstance(dim, (IntImm, Var))]
+
+
 class Signature:
     """What a built function expects, prepared once so that each call is cheap."""
 
@@ -93,61 +108,61 @@ class Signature:
         from schedule.ir import Buffer
         self.name = func.name
         self.params = func.params
+        outputs = set(id(b) for b in func.outputs)
+        self.specs = [_Param(p, id(p) in outputs) if isinstance(p, Buffer) else p
+                      for p in func.params]
         self.buffers = [p for p in func.params if isinstance(p, Buffer)]
         self.scalars = [p for p in func.params if isinstance(p, Var)]
-        self.outputs = set(id(b) for b in func.outputs)
         self.shape_vars = list(shape_vars)
         self.arg_names = ", ".join(p.name for p in func.params)
+        self.n_out = sum(1 for p in self.specs if isinstance(p, _Param) and p.is_out)
 
     def convert(self, args):
         """The C arguments for ``args`` (pointers, scalars, shape variables), all checked."""
-        if len(args) != len(self.params):
-            raise ArgumentError(f"{self.name} takes {len(self.params)} arguments "
+        if len(args) != len(self.specs):
+            raise ArgumentError(f"{self.name} takes {len(self.specs)} arguments "
                                 f"({self.arg_names}), got {len(args)}")
         env = {}
-        ptrs, scalars, keep, out_ptrs, in_ptrs = [], [], [], [], []
-        for p, a in zip(self.params, args):
-            if isinstance(p, Var):
+        ptrs, scalars, keep, outs, ins = [], [], [], [], []
+        for spec, a in zip(self.specs, args):
+            if isinstance(spec, Var):
                 if not isinstance(a, (int, float, np.number)):
-                    raise ArgumentError(f"argument {p.name} is a scalar of dtype {p.dtype}, got "
-                                        f"{type(a).__name__}")
-                env[p] = a
+                    raise ArgumentError(f"argument {spec.name} is a scalar of dtype "
+                                        f"{spec.dtype}, got {type(a).__name__}")
+                env[spec] = a
                 scalars.append(a)
                 continue
-            ptr, shape, dtype, contiguous, writeable, obj = as_array_view(a, p.name)
-            keep.append(obj)
-            if dtype != p.dtype:
-                raise ArgumentError(f"argument {p.name}: expected dtype {p.dtype}, got {dtype} "
-                                    f"(convert with .astype('{p.dtype}'))")
-            if len(shape) != len(p.shape):
-                raise ArgumentError(f"argument {p.name}: expected {len(p.shape)} dimensions "
-                                    f"{_describe(p.shape)}, got shape {tuple(shape)}")
-            for d, (dim, got) in enumerate(zip(p.shape, shape)):
-                if isinstance(dim, IntImm):
-                    if dim.value != got:
-                        raise ArgumentError(f"argument {p.name}: dimension {d} must be "
-                                            f"{dim.value}, got shape {tuple(shape)}")
-                elif isinstance(dim, Var):
-                    bound = env.get(dim)
-                    if bound is None:
-                        env[dim] = got
-                    elif bound != got:
-                        raise ArgumentError(f"argument {p.name}: dimension {d} is {got} but "
-                                            f"{dim.name} = {bound} from an earlier argument")
+            if type(a) is np.ndarray:
+                if a.dtype != spec.np_dtype:
+                    self._bad_dtype(spec, a.dtype.name)
+                shape = a.shape
+                flags = a.flags
+                contiguous, writeable = flags.c_contiguous, flags.writeable
+                ptr = a.__array_interface__["data"][0]
+            else:
+                ptr, shape, dtype, contiguous, writeable, obj = as_array_view(a, spec.name)
+                keep.append(obj)
+                if dtype != spec.dtype:
+                    self._bad_dtype(spec, dtype)
+            if shape != spec.const_shape:
+                self._check_shape(spec, shape, env)
             if not contiguous:
-                raise ArgumentError(f"argument {p.name} is not C-contiguous; pass "
+                raise ArgumentError(f"argument {spec.name} is not C-contiguous; pass "
                                     "np.ascontiguousarray(x)")
-            is_out = id(p) in self.outputs
-            if is_out and not writeable:
-                raise ArgumentError(f"argument {p.name} is an output but is read-only")
-            (out_ptrs if is_out else in_ptrs).append((ptr, p.name))
+            if spec.is_out:
+                if not writeable:
+                    raise ArgumentError(f"argument {spec.name} is an output but is read-only")
+                outs.append((ptr, spec.name))
+            else:
+                ins.append((ptr, spec.name))
             ptrs.append(ptr)
-        for ptr, oname in out_ptrs:
-            for iptr, iname in in_ptrs:
+        for ptr, oname in outs:
+            for iptr, iname in ins:
                 if ptr == iptr and ptr:
                     raise ArgumentError(f"argument {oname} (an output) is the same memory as "
                                         f"{iname}; pass a separate output array")
-        self._check_shape_exprs(args, env)
+        if not self.shape_vars:
+            return ptrs + scalars, keep
         shape_vals = []
         for v in self.shape_vars:
             if v not in env:
@@ -156,19 +171,34 @@ class Signature:
             shape_vals.append(env[v])
         return ptrs + scalars + shape_vals, keep
 
-    def _check_shape_exprs(self, args, env):
-        from schedule.simplify import simplify
-        from te.functor import substitute
-        from te.expr import const
-        for p, a in zip(self.params, args):
-            if isinstance(p, Var):
-                continue
-            shape = np.shape(a) if not hasattr(a, "shape") else tuple(a.shape)
-            for d, dim in enumerate(p.shape):
-                if isinstance(dim, (IntImm, Var)):
-                    continue
-                val = simplify(substitute(dim, {v: const(x, v.dtype) for v, x in env.items()
-                                                 if isinstance(v, Var)}))
+    @staticmethod
+    def _bad_dtype(spec, got):
+        raise ArgumentError(f"argument {spec.name}: expected dtype {spec.dtype}, got {got} "
+                            f"(convert with .astype('{spec.dtype}'))")
+
+    def _check_shape(self, spec, shape, env):
+        buf = spec.buf
+        if len(shape) != spec.ndim:
+            raise ArgumentError(f"argument {spec.name}: expected {spec.ndim} dimensions "
+                                f"{_describe(buf.shape)}, got shape {tuple(shape)}")
+        for d, dim in enumerate(buf.shape):
+            if isinstance(dim, IntImm) and dim.value != shape[d]:
+                raise ArgumentError(f"argument {spec.name}: dimension {d} must be "
+                                    f"{dim.value}, got shape {tuple(shape)}")
+        for d, dim in spec.var_dims:
+            bound = env.get(dim)
+            if bound is None:
+                env[dim] = shape[d]
+            elif bound != shape[d]:
+                raise ArgumentError(f"argument {spec.name}: dimension {d} is {shape[d]} but "
+                                    f"{dim.name} = {bound} from an earlier argument")
+        if spec.expr_dims:
+            from schedule.simplify import simplify
+            from te.expr import const
+            from te.functor import substitute
+            vmap = {v: const(x, v.dtype) for v, x in env.items()}
+            for d, dim in spec.expr_dims:
+                val = simplify(substitute(dim, vmap))
                 if isinstance(val, IntImm) and val.value != shape[d]:
-                    raise ArgumentError(f"argument {p.name}: dimension {d} must be {dim} = "
+                    raise ArgumentError(f"argument {spec.name}: dimension {d} must be {dim} = "
                                         f"{val.value}, got shape {tuple(shape)}")
