@@ -1,6 +1,18 @@
-"""NVIDIA GPU backend (loop IR -> numba.cuda kernels). Not implemented yet: see issue 3."""
+"""NVIDIA GPU backend: loop IR -> numba.cuda kernels (source you can read) -> launches."""
+from __future__ import annotations
+
+from .emit import CudaCodegenError, emit_source
+from .module import CudaModule, compile_ptx, simulator
+
+__all__ = ["build", "CudaModule", "CudaCodegenError", "compile_ptx", "simulator"]
 
 
 def build(sch, args, target, name="default_function"):
-    raise NotImplementedError("target='cuda' is not implemented yet (tensorweave issue 3); "
-                              "build for target='llvm'")
+    """Lower (if needed) for the GPU and compile to numba.cuda kernels."""
+    from codegen_llvm import _shape_vars
+    from schedule import lower
+    from schedule.ir import PrimFunc
+    func = sch if isinstance(sch, PrimFunc) else lower(sch, args, name=name, target="cuda")
+    shape_vars = _shape_vars(func)
+    source, kernels, names = emit_source(func, shape_vars)
+    return CudaModule(func, shape_vars, source, kernels, names, target)

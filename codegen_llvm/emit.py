@@ -13,7 +13,7 @@ from llvmlite import ir
 from te import dtypes
 from te.expr import (Binary, Call, Cast, Div, FloatImm, FloorDiv, FloorMod, IntImm, Let, Max,
                      Min, Mod, Not, Select, Var)
-from schedule.functor import IRVisitor
+from schedule.analysis import uses
 from schedule.interp import alloc_size
 from schedule.ir import (Allocate, Broadcast, Buffer, BufferLoad, BufferStore, For, ForKind,
                          IfThenElse, LetStmt, Ramp, SeqStmt, Evaluate)
@@ -46,47 +46,6 @@ class _Ctx:
         self.vars = dict(vars_ or {})
         self.bufs = dict(bufs or {})
         self.ranges = dict(ranges or {})
-
-
-class _Uses(IRVisitor):
-    """Free variables and buffers of a statement (for outlining parallel loops)."""
-
-    def __init__(self):
-        self.vars, self.bufs, self.bound, self.local_bufs = {}, {}, set(), set()
-
-    def visit_Var(self, node):
-        if node not in self.bound:
-            self.vars.setdefault(node, None)
-
-    def visit_For(self, node):
-        self.bound.add(node.loop_var)
-        self.generic_visit(node)
-
-    def visit_LetStmt(self, node):
-        self.bound.add(node.var)
-        self.generic_visit(node)
-
-    def visit_Let(self, node):
-        self.bound.add(node.var)
-        self.generic_visit(node)
-
-    def visit_Allocate(self, node):
-        self.local_bufs.add(node.buffer)
-        for s in node.buffer.shape + node.buffer.strides:
-            self.visit(s)
-        self.visit(node.body)
-
-    def _buf(self, b):
-        if b not in self.local_bufs:
-            self.bufs.setdefault(b, None)
-
-    def visit_BufferLoad(self, node):
-        self._buf(node.buffer)
-        self.generic_visit(node)
-
-    def visit_BufferStore(self, node):
-        self._buf(node.buffer)
-        self.generic_visit(node)
 
 
 class Emitter:
@@ -487,13 +446,8 @@ class Emitter:
         b.position_at_end(done)
 
     def _parallel_for(self, s):
-        uses = _Uses()
-        uses.bound.add(s.loop_var)
-        uses.visit(s.body)
-        for e in (s.min, s.extent):
-            uses.visit(e)
-        cap_vars = [v for v in uses.vars if v in self.ctx.vars]
-        cap_bufs = list(uses.bufs)
+        free, cap_bufs = uses(s)
+        cap_vars = [v for v in free if v in self.ctx.vars]
         fields = [self.ctx.vars[v].type for v in cap_vars] + \
             [self._ptr(bf).type for bf in cap_bufs]
         fields += [I32, I32]   # begin, extent

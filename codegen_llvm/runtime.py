@@ -11,6 +11,7 @@ from __future__ import annotations
 import ctypes
 import ctypes.util
 import functools
+import math
 import os
 
 import numpy as np
@@ -104,8 +105,9 @@ class _Param:
 class Signature:
     """What a built function expects, prepared once so that each call is cheap."""
 
-    def __init__(self, func, shape_vars):
+    def __init__(self, func, shape_vars, view=None):
         from schedule.ir import Buffer
+        self.view = view or as_array_view
         self.name = func.name
         self.params = func.params
         outputs = set(id(b) for b in func.outputs)
@@ -132,7 +134,7 @@ class Signature:
                 env[spec] = a
                 scalars.append(a)
                 continue
-            if type(a) is np.ndarray:
+            if type(a) is np.ndarray and self.view is as_array_view:
                 if a.dtype != spec.np_dtype:
                     self._bad_dtype(spec, a.dtype.name)
                 shape = a.shape
@@ -140,7 +142,7 @@ class Signature:
                 contiguous, writeable = flags.c_contiguous, flags.writeable
                 ptr = a.__array_interface__["data"][0]
             else:
-                ptr, shape, dtype, contiguous, writeable, obj = as_array_view(a, spec.name)
+                ptr, shape, dtype, contiguous, writeable, obj = self.view(a, spec.name)
                 keep.append(obj)
                 if dtype != spec.dtype:
                     self._bad_dtype(spec, dtype)
@@ -151,16 +153,18 @@ class Signature:
                                     "np.ascontiguousarray(x)")
             if spec.is_out:
                 if not writeable:
-                    raise ArgumentError(f"argument {spec.name} is an output but is read-only")
-                outs.append((ptr, spec.name))
+                    raise ArgumentError(f"argument {spec.name} is an output but is read-only; "
+                                        "pass a writeable array (e.g. np.empty(shape, dtype))")
+                outs.append((ptr, shape, spec))
             else:
-                ins.append((ptr, spec.name))
+                ins.append((ptr, shape, spec))
             ptrs.append(ptr)
-        for ptr, oname in outs:
-            for iptr, iname in ins:
-                if ptr == iptr and ptr:
-                    raise ArgumentError(f"argument {oname} (an output) is the same memory as "
-                                        f"{iname}; pass a separate output array")
+        for ptr, shape, spec in outs:                 # [ptr, end) byte ranges must not overlap
+            end = ptr + math.prod(shape) * spec.np_dtype.itemsize
+            for iptr, ishape, ispec in ins:
+                if ptr < iptr + math.prod(ishape) * ispec.np_dtype.itemsize and iptr < end:
+                    raise ArgumentError(f"argument {spec.name} (an output) overlaps the memory "
+                                        f"of {ispec.name}; pass a separate output array")
         if not self.shape_vars:
             return ptrs + scalars, keep
         shape_vals = []

@@ -166,8 +166,15 @@ def _attached_region(sch, stage, bounds, bodies):
     pb = bounds[parent]
     pos = parent.leaf_iter_vars.index(ivar)
     relax = {}
-    for leaf in parent.leaf_iter_vars[pos + 1:]:
-        relax[leaf.var] = (const(0), simplify(pb.extents[leaf] - 1))
+    for k, leaf in enumerate(parent.leaf_iter_vars):
+        if k > pos or _shared_by_threads(stage, parent, leaf):
+            relax[leaf.var] = (const(0), simplify(pb.extents[leaf] - 1))
+    ancestor = parent
+    while ancestor.attach_type == "scope":       # thread loops of enclosing stages
+        ancestor = ancestor.attach_stage
+        for leaf in ancestor.leaf_iter_vars:
+            if _shared_by_threads(stage, ancestor, leaf):
+                relax[leaf.var] = (const(0), simplify(bounds[ancestor].extents[leaf] - 1))
     offsets = pass_up(parent.relations, {lv: lv.var for lv in parent.leaf_iter_vars},
                       pb.extents)
     vmap = {iv.var: simplify(pb.root[iv].min + offsets[iv]) for iv in pb.root}
@@ -207,6 +214,15 @@ def _attached_region(sch, stage, bounds, bodies):
         if lo_b[0] < 0 or not (isinstance(dom, IntImm) and hi_b[1] <= dom.value):
             clip[iv] = dom
     return root, clip
+
+
+def _shared_by_threads(stage, parent, leaf) -> bool:
+    """A shared-memory stage serves every thread of the block: relax their loops too."""
+    attr = parent.iter_attrs.get(leaf)
+    if attr is None or attr.bind is None or stage.scope != "shared":
+        return False
+    tag = attr.bind.thread_tag
+    return tag.startswith("threadIdx") or tag == "vthread"
 
 
 def _loads(exprs, op):

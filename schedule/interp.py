@@ -121,7 +121,7 @@ class _Compiler:
         args = [self.expr(a) for a in e.args]
         if e.op == "if_then_else":
             c, t, f = args
-            if dtypes.lanes(e.dtype) > 1:
+            if dtypes.lanes(e.args[0].dtype) > 1:
                 return lambda env: _cast(np.where(c(env), t(env), f(env)), e.dtype)
             return lambda env: t(env) if c(env) else f(env)
         if e.op in UNARY:

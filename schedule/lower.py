@@ -32,8 +32,22 @@ PASSES = (
 )
 
 
-def lower(sch, args, name="main", simple_mode=None, binds=None, debug=None, passes=None):
-    """Lower schedule ``sch`` over ``args`` (tensors and vars) to a PrimFunc."""
+GPU_PASSES = (
+    simplify_stmt,
+    storage_flatten,
+    unroll_loops,
+    simplify_stmt,
+)
+
+
+def lower(sch, args, name="main", simple_mode=None, binds=None, debug=None, passes=None,
+          target=None):
+    """Lower schedule ``sch`` over ``args`` (tensors and vars) to a PrimFunc.
+
+    ``target="cuda"`` picks ``GPU_PASSES`` (no SIMD vectorization: lanes are threads there).
+    """
+    if passes is None and target is not None and str(target).split()[0] == "cuda":
+        passes = GPU_PASSES
     if not isinstance(sch, Schedule):
         raise ScheduleError("te.lower expects a schedule from te.create_schedule(...)")
     if not isinstance(args, (list, tuple)):

@@ -166,8 +166,9 @@ class Schedule:
             tensor = tensor[0]
         stage = self[tensor]
         stage._need_compute("cache_write")
-        if stage.relations or any(a.kind.value != "serial" or a.bind
-                                  for a in stage.iter_attrs.values()):
+        reordered = stage.leaf_iter_vars != list(stage.op.axis) + list(stage.op.reduce_axis)
+        if stage.relations or reordered or any(a.kind.value != "serial" or a.bind
+                                               for a in stage.iter_attrs.values()):
             raise ScheduleError(f"cache_write on stage {stage.name}: the stage was already "
                                 "scheduled; call cache_write before split/fuse/reorder on it")
         op = stage.op

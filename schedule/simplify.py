@@ -20,7 +20,10 @@ INF = float("inf")
 
 
 def _is_int(e):
-    return dtypes.is_int(e.dtype) and dtypes.lanes(e.dtype) == 1
+    # index arithmetic: signed 32/64-bit integers, assumed not to overflow (as in TVM); narrower
+    # and unsigned integers wrap around, so linear forms and bounds do not hold for them
+    return dtypes.is_signed(e.dtype) and dtypes.bits(e.dtype) >= 32 and \
+        dtypes.lanes(e.dtype) == 1
 
 
 def skey(e):
@@ -82,7 +85,7 @@ def const_bounds(e, ranges) -> tuple:
     if isinstance(e, Select):
         a, b = const_bounds(e.true_value, ranges), const_bounds(e.false_value, ranges)
         return (min(a[0], b[0]), max(a[1], b[1]))
-    if isinstance(e, Cast) and _is_int(e.value):
+    if isinstance(e, Cast) and _is_int(e.value) and _is_int(e):
         return const_bounds(e.value, ranges)
     return (-INF, INF)
 
@@ -197,7 +200,7 @@ class Simplifier(ExprMutator):
         if isinstance(a, IntImm) and isinstance(b, IntImm) and cls in _FOLD_INT:
             v = _FOLD_INT[cls](a.value, b.value)
             if v is not None:
-                return const(v, node.dtype)
+                return const(dtypes.wrap(v, node.dtype), node.dtype)
         if isinstance(a, FloatImm) and isinstance(b, FloatImm) and cls in _FOLD_FLOAT:
             v = _FOLD_FLOAT[cls](a.value, b.value)
             if v is not None:
@@ -252,7 +255,7 @@ class Simplifier(ExprMutator):
         return node
 
     def rule_FloorDiv(self, node, a, b):
-        if not (isinstance(b, IntImm) and b.value > 0):
+        if not (_is_int(node) and isinstance(b, IntImm) and b.value > 0):
             return node
         c = b.value
         if c == 1:
@@ -272,7 +275,7 @@ class Simplifier(ExprMutator):
         return node
 
     def rule_FloorMod(self, node, a, b):
-        if not (isinstance(b, IntImm) and b.value > 0):
+        if not (_is_int(node) and isinstance(b, IntImm) and b.value > 0):
             return node
         c = b.value
         if c == 1:
@@ -375,7 +378,10 @@ class Simplifier(ExprMutator):
         node = self.generic_visit(node)
         v = node.value
         if isinstance(v, (IntImm, FloatImm)) and dtypes.lanes(node.dtype) == 1:
-            return const(v.value, node.dtype)
+            value = v.value
+            if isinstance(v, IntImm) and dtypes.is_int(node.dtype):
+                value = dtypes.wrap(value, node.dtype)
+            return const(value, node.dtype)
         if v.dtype == node.dtype:
             return v
         return node

@@ -87,7 +87,9 @@ class _Vectorizer(IRMutator):
         if node.op == "if_then_else":
             if _lanes(args[0]) > 1:
                 raise _Unvectorizable("if_then_else on a vector condition")
-            raise _Unvectorizable("if_then_else with vector branches")
+            # one condition for all lanes: a branch between whole vectors keeps loads guarded
+            return Call(node.op, (args[0], self._bc(args[1]), self._bc(args[2])),
+                        dtypes.with_lanes(node.dtype, self.lanes))
         return Call(node.op, tuple(self._bc(a) for a in args),
                     dtypes.with_lanes(node.dtype, self.lanes))
 

@@ -1,0 +1,358 @@
+"""Loop IR -> numba.cuda source: one ``@cuda.jit`` kernel per top-level loop nest, and a host
+function that allocates intermediate buffers and launches the kernels in order.
+
+Loops bound to ``blockIdx.*``/``threadIdx.*`` become reads of the hardware indices (guarded when
+the launch dimension is larger than the loop); ``vthread`` loops run serially in each thread.
+Buffers of scope "shared" become ``cuda.shared.array`` and are fenced with ``syncthreads``
+around the statements that fill them; "local" buffers become ``cuda.local.array``.
+"""
+from __future__ import annotations
+
+import re
+
+from te import dtypes
+from te.expr import (Add, And, Binary, Call, Cast, Div, EQ, FloatImm, FloorDiv, FloorMod, GE, GT,
+                     IntImm, LE, LT, Let, Max, Min, Mod, Mul, NE, Not, Or, Select, Sub, Var)
+from schedule.analysis import stores_to, thread_loops, uses
+from schedule.interp import alloc_size
+from schedule.ir import (Allocate, Buffer, BufferLoad, BufferStore, Evaluate, For, ForKind,
+                         IfThenElse, LetStmt, SeqStmt)
+from schedule.simplify import simplify
+from schedule.structural import structural_equal
+from schedule.stage import ScheduleError
+
+MAX_THREADS = 1024
+MAX_SHARED_BYTES = 48 * 1024
+
+NUMBA_TYPE = {"float16": "f16", "float32": "f32", "float64": "f64", "int8": "i8",
+              "int16": "i16", "int32": "i32", "int64": "i64", "uint8": "u8", "uint16": "u16",
+              "uint32": "u32", "uint64": "u64", "bool": "b1"}
+INFIX = {Add: "+", Sub: "-", Mul: "*", FloorDiv: "//", FloorMod: "%", EQ: "==", NE: "!=",
+         LT: "<", LE: "<=", GT: ">", GE: ">=", And: "and", Or: "or"}
+MATH = {"exp": "math.exp", "log": "math.log", "log2": "math.log2", "log10": "math.log10",
+        "log1p": "math.log1p", "sqrt": "math.sqrt", "tanh": "math.tanh", "erf": "math.erf",
+        "sin": "math.sin", "cos": "math.cos", "tan": "math.tan", "asin": "math.asin",
+        "acos": "math.acos", "atan": "math.atan", "sinh": "math.sinh", "cosh": "math.cosh",
+        "fabs": "abs"}
+TO_INT = {"floor": "math.floor", "ceil": "math.ceil", "trunc": "math.trunc", "round": "round"}
+HW = {"blockIdx": "cuda.blockIdx", "threadIdx": "cuda.threadIdx"}
+
+
+class CudaCodegenError(ScheduleError):
+    """A schedule that cannot run as CUDA kernels; the message says what to change."""
+
+
+class Kernel:
+    """One generated kernel: its name, parameters and launch dimensions (as host exprs)."""
+
+    def __init__(self, name, buffers, scalars, grid, block, shared_bytes):
+        self.name, self.buffers, self.scalars = name, buffers, scalars
+        self.grid, self.block, self.shared_bytes = grid, block, shared_bytes
+
+
+class _Names:
+    def __init__(self):
+        self.by_obj, self.taken = {}, set()
+
+    def __call__(self, obj, hint):
+        name = self.by_obj.get(obj)
+        if name is None:
+            base = re.sub(r"\W", "_", hint) or "v"
+            if base[0].isdigit() or base in ("math", "cuda", "range", "min", "max", "abs"):
+                base = "v_" + base
+            name, k = base, 1
+            while name in self.taken:
+                name, k = f"{base}_{k}", k + 1
+            self.taken.add(name)
+            self.by_obj[obj] = name
+        return name
+
+
+class CudaEmitter:
+    def __init__(self, func):
+        self.func = func
+        self.names = _Names()
+        self.lines = []
+        self.kernels = []
+        self.host = []
+
+    # ------------------------------------------------------------------ expressions
+    def expr(self, e) -> str:
+        m = getattr(self, "e_" + type(e).__name__, None)
+        if m is not None:
+            return m(e)
+        if type(e) in INFIX:
+            return f"({self.expr(e.a)} {INFIX[type(e)]} {self.expr(e.b)})"
+        raise CudaCodegenError(f"cuda codegen: no rule for {type(e).__name__}")
+
+    def e_IntImm(self, e):
+        if e.dtype == "bool":
+            return "True" if e.value else "False"
+        return str(e.value) if e.dtype in ("int32", "int64") else \
+            f"{NUMBA_TYPE[e.dtype]}({e.value})"
+
+    def e_FloatImm(self, e):
+        v = repr(float(e.value))
+        if v in ("inf", "-inf", "nan"):
+            v = f"float('{v}')"
+        return f"{NUMBA_TYPE[_compute(e.dtype)]}({v})"
+
+    def e_Var(self, e):
+        return self.names(e, e.name)
+
+    def e_Div(self, e):
+        a, b = self.expr(e.a), self.expr(e.b)
+        if dtypes.is_float(e.dtype):
+            return f"({a} / {b})"
+        return f"_truncdiv({a}, {b})"
+
+    def e_Mod(self, e):
+        return f"_truncmod({self.expr(e.a)}, {self.expr(e.b)})"
+
+    def e_Min(self, e):
+        return f"min({self.expr(e.a)}, {self.expr(e.b)})"
+
+    def e_Max(self, e):
+        return f"max({self.expr(e.a)}, {self.expr(e.b)})"
+
+    def e_Not(self, e):
+        return f"(not {self.expr(e.a)})"
+
+    def e_Select(self, e):
+        return (f"({self.expr(e.true_value)} if {self.expr(e.condition)} else "
+                f"{self.expr(e.false_value)})")
+
+    def e_Cast(self, e):
+        v = self.expr(e.value)
+        if dtypes.is_bool(e.dtype):
+            return f"({v} != 0)"
+        if dtypes.is_float(e.value.dtype) and dtypes.is_int(e.dtype):
+            return f"{NUMBA_TYPE[e.dtype]}(math.trunc({v}))"
+        if e.dtype == "float16":
+            return f"f32(f16({v}))"
+        return f"{NUMBA_TYPE[e.dtype]}({v})"
+
+    def e_Call(self, e):
+        args = [self.expr(a) for a in e.args]
+        t = NUMBA_TYPE[_compute(e.dtype)]
+        op = e.op
+        if op == "if_then_else":
+            return f"({args[1]} if {args[0]} else {args[2]})"
+        if op in MATH:
+            return f"{t}({MATH[op]}({args[0]}))"
+        if op in TO_INT:
+            return f"{t}({TO_INT[op]}({args[0]}))"
+        if op == "rsqrt":
+            return f"({t}(1.0) / math.sqrt({args[0]}))"
+        if op == "sigmoid":
+            return f"({t}(1.0) / ({t}(1.0) + math.exp(-{args[0]})))"
+        if op == "exp2":
+            return f"{t}(math.pow({t}(2.0), {args[0]}))"
+        if op == "exp10":
+            return f"{t}(math.pow({t}(10.0), {args[0]}))"
+        if op == "pow":
+            return f"{t}(math.pow({args[0]}, {args[1]}))"
+        bitwise = {"bitwise_and": "&", "bitwise_or": "|", "bitwise_xor": "^",
+                   "shift_left": "<<", "shift_right": ">>"}
+        if op in bitwise:
+            return f"{t}({args[0]} {bitwise[op]} {args[1]})"
+        raise CudaCodegenError(f"cuda codegen: unknown intrinsic {op}")
+
+    def e_Let(self, e):
+        raise CudaCodegenError("cuda codegen: let expressions are not supported")
+
+    def e_BufferLoad(self, e):
+        v = f"{self.names(e.buffer, e.buffer.name)}[{self.expr(e.indices[0])}]"
+        return f"f32({v})" if e.buffer.dtype == "float16" else v
+
+    def e_Ramp(self, e):
+        raise CudaCodegenError("cuda codegen: vector expressions are not supported")
+
+    e_Broadcast = e_Ramp
+
+    # ------------------------------------------------------------------ statements
+    def emit(self, line, indent):
+        self.lines.append("    " * indent + line)
+
+    def stmt(self, s, indent):
+        getattr(self, "s_" + type(s).__name__)(s, indent)
+
+    def s_SeqStmt(self, s, indent):
+        for x in s.seq:
+            self.stmt(x, indent)
+
+    def s_Evaluate(self, s, indent):
+        v = s.value
+        if isinstance(v, Call) and v.op == "tvm_storage_sync":
+            self._sync(indent)
+        else:
+            self.emit(self.expr(v), indent)
+
+    def _sync(self, indent):
+        if not self.lines or self.lines[-1].strip() != "cuda.syncthreads()":
+            self.emit("cuda.syncthreads()", indent)
+
+    def s_LetStmt(self, s, indent):
+        self.emit(f"{self.names(s.var, s.var.name)} = {self.expr(s.value)}", indent)
+        self.stmt(s.body, indent)
+
+    def s_BufferStore(self, s, indent):
+        value = self.expr(s.value)
+        if s.buffer.dtype == "float16":
+            value = f"f16({value})"
+        name = self.names(s.buffer, s.buffer.name)
+        self.emit(f"{name}[{self.expr(s.indices[0])}] = {value}", indent)
+
+    def s_IfThenElse(self, s, indent):
+        self.emit(f"if {self.expr(s.condition)}:", indent)
+        self.stmt(s.then_case, indent + 1)
+        if s.else_case is not None:
+            self.emit("else:", indent)
+            self.stmt(s.else_case, indent + 1)
+
+    def s_For(self, s, indent):
+        var = self.names(s.loop_var, s.loop_var.name)
+        if s.kind == ForKind.THREAD_BINDING and s.thread_tag != "vthread":
+            kind, axis = s.thread_tag.split(".")
+            self.emit(f"{var} = {HW[kind]}.{axis}", indent)
+            if not structural_equal(s.extent, self.launch[s.thread_tag]):
+                self.emit(f"if {var} < {self.expr(s.extent)}:", indent)
+                indent += 1
+            self.inside_threads += kind == "threadIdx"
+            self.stmt(s.body, indent)
+            self.inside_threads -= kind == "threadIdx"
+            return
+        start = self.expr(s.min)
+        end = self.expr(simplify(s.min + s.extent))
+        rng = end if start == "0" else f"{start}, {end}"
+        self.emit(f"for {var} in range({rng}):", indent)
+        self.stmt(s.body, indent + 1)
+
+    def s_Allocate(self, s, indent):
+        chain, body = [], s
+        while isinstance(body, Allocate):
+            chain.append(body.buffer)
+            body = body.body
+        shared = []
+        for buf in chain:
+            size = alloc_size(buf)
+            if not isinstance(size, IntImm):
+                raise CudaCodegenError(
+                    f"buffer {buf.name} inside a GPU kernel has the non-constant size {size}; "
+                    "use constant split factors for the loops it is computed at")
+            scope = buf.scope
+            if scope == "global":
+                scope = "local" if self.inside_threads else "shared"
+            if scope == "shared":
+                shared.append(buf)
+                self.shared_bytes += size.value * max(1, dtypes.bits(buf.dtype) // 8)
+            kind = "shared" if scope == "shared" else "local"
+            self.emit(f"{self.names(buf, buf.name)} = cuda.{kind}.array({size.value}, "
+                      f"{NUMBA_TYPE[buf.dtype]})", indent)
+        items = body.seq if isinstance(body, SeqStmt) else (body,)
+        for item in items:
+            fills = shared and stores_to(item, set(shared))
+            if fills:
+                self._sync(indent)
+            self.stmt(item, indent)
+            if fills:
+                self._sync(indent)
+
+    # ------------------------------------------------------------------ kernels and host
+    def kernel(self, stmt, host_indent):
+        loops = thread_loops(stmt)
+        if not loops:
+            written = _written(stmt)
+            raise CudaCodegenError(
+                f"the loop nest that computes {', '.join(written) or 'a stage'} has no loop "
+                "bound to a GPU thread; bind its loops, e.g. bx, tx = s[T].split(axis, "
+                "factor=64); s[T].bind(bx, te.thread_axis('blockIdx.x')); "
+                "s[T].bind(tx, te.thread_axis('threadIdx.x'))")
+        self.launch = {}
+        for loop in loops:
+            tag = loop.thread_tag
+            if tag == "vthread":
+                continue
+            cur = self.launch.get(tag)
+            if cur is None:
+                self.launch[tag] = loop.extent
+            elif not structural_equal(cur, loop.extent):
+                self.launch[tag] = simplify(Max(cur, loop.extent, cur.dtype))
+        free, bufs = uses(stmt)
+        name = self.names(object(), f"{self.func.name}_kernel{len(self.kernels)}")
+        params = [self.names(b, b.name) for b in bufs] + [self.names(v, v.name) for v in free]
+        start = len(self.lines)
+        self.inside_threads, self.shared_bytes = 0, 0
+        self.emit(f"def {name}({', '.join(params)}):", 0)
+        self.stmt(stmt, 1)
+        if self.shared_bytes > MAX_SHARED_BYTES:
+            raise CudaCodegenError(f"kernel {name} uses {self.shared_bytes} bytes of shared "
+                                   f"memory, over the {MAX_SHARED_BYTES // 1024} KB limit; use "
+                                   "smaller tiles for the shared stages")
+        self.lines[start:start] = ["@cuda.jit"]
+        self.lines.append("")
+        dims = {}
+        for kind in ("blockIdx", "threadIdx"):
+            dims[kind] = [self.launch.get(f"{kind}.{a}", IntImm(1, "int32")) for a in "xyz"]
+        threads = simplify(dims["threadIdx"][0] * dims["threadIdx"][1] * dims["threadIdx"][2])
+        if isinstance(threads, IntImm) and threads.value > MAX_THREADS:
+            raise CudaCodegenError(f"kernel {name} launches {threads.value} threads per block "
+                                   f"(threadIdx extents {[str(d) for d in dims['threadIdx']]}), "
+                                   f"over the limit of {MAX_THREADS}; use smaller thread "
+                                   "splits")
+        grid = ", ".join(self.expr(d) for d in dims["blockIdx"])
+        block = ", ".join(self.expr(d) for d in dims["threadIdx"])
+        pad = "    " * host_indent
+        self.host.append(f"{pad}_launch({name}, ({grid}), ({block}), {', '.join(params)})")
+        self.kernels.append(Kernel(name, bufs, free, dims["blockIdx"], dims["threadIdx"],
+                                   self.shared_bytes))
+
+    def host_stmt(self, s, indent):
+        if isinstance(s, SeqStmt):
+            for x in s.seq:
+                self.host_stmt(x, indent)
+        elif isinstance(s, Allocate):
+            buf = s.buffer
+            size = self.expr(alloc_size(buf))
+            self.host.append("    " * indent + f"{self.names(buf, buf.name)} = "
+                             f"cuda.device_array({size}, np.{_np_name(buf.dtype)})")
+            self.host_stmt(s.body, indent)
+        else:
+            self.kernel(s, indent)
+
+    def source(self):
+        """The module source: kernels, then ``host(<params>)`` that launches them."""
+        params = [self.names(p, p.name) for p in self.func.params]
+        shape_vars = self.shape_vars
+        params += [self.names(v, v.name) for v in shape_vars]
+        self.host.append(f"def host({', '.join(params)}):")
+        self.host_stmt(self.func.body, 1)
+        if len(self.host) == 1:
+            self.host.append("    pass")
+        return "\n".join(self.lines + self.host) + "\n"
+
+
+def _compute(dtype):
+    return "float32" if dtypes.element(dtype) == "float16" else dtypes.element(dtype)
+
+
+def _np_name(dtype):
+    return "bool_" if dtype == "bool" else dtype
+
+
+def _written(stmt):
+    names = []
+
+    def visit(n):
+        if isinstance(n, BufferStore) and n.buffer.name not in names:
+            names.append(n.buffer.name)
+    from schedule.functor import post_order_visit
+    post_order_visit(stmt, visit)
+    return names
+
+
+def emit_source(func, shape_vars):
+    """(source text, kernels) of a lowered PrimFunc for numba.cuda."""
+    em = CudaEmitter(func)
+    em.shape_vars = shape_vars
+    return em.source(), em.kernels, em.names

@@ -1,0 +1,171 @@
+"""The callable result of ``te.build(..., target="cuda")``, and the kernel runtime.
+
+Numpy arguments are copied to the GPU and outputs copied back; numba device arrays and any
+object with ``__cuda_array_interface__`` (CuPy arrays, PyTorch CUDA tensors) are used in place.
+"""
+from __future__ import annotations
+
+import math
+import os
+import time
+
+import numpy as np
+
+from codegen_llvm.module import BenchmarkResult
+from codegen_llvm.runtime import ArgumentError, Signature, as_array_view
+
+from .emit import MAX_THREADS, NUMBA_TYPE
+
+
+def simulator() -> bool:
+    """Whether numba runs kernels on its CUDA simulator (NUMBA_ENABLE_CUDASIM=1)."""
+    return os.environ.get("NUMBA_ENABLE_CUDASIM", "0") == "1"
+
+
+def _globals():
+    import numba
+    from numba import cuda, types
+
+    g = {"cuda": cuda, "math": math, "np": np, "min": min, "max": max}
+    for dt, short in NUMBA_TYPE.items():
+        g[short] = getattr(types, "boolean" if dt == "bool" else dt)
+
+    @cuda.jit(device=True)
+    def _truncdiv(a, b):
+        q = abs(a) // abs(b)
+        return -q if (a < 0) != (b < 0) else q
+
+    @cuda.jit(device=True)
+    def _truncmod(a, b):
+        q = abs(a) // abs(b)
+        q = -q if (a < 0) != (b < 0) else q
+        return a - q * b
+
+    def _launch(kernel, grid, block, *args):
+        if min(grid) <= 0 or min(block) <= 0:
+            return
+        threads = block[0] * block[1] * block[2]
+        if threads > MAX_THREADS:
+            raise ArgumentError(f"kernel {kernel.__name__ if hasattr(kernel, '__name__') else ''}"
+                                f" would launch {threads} threads per block (over "
+                                f"{MAX_THREADS}) for these shapes; use smaller thread splits")
+        kernel[tuple(int(g) for g in grid), tuple(int(b) for b in block)](*args)
+
+    g.update(_truncdiv=_truncdiv, _truncmod=_truncmod, _launch=_launch)
+    return g
+
+
+def _gpu_view(arg, name):
+    from numba import cuda
+    if isinstance(arg, np.ndarray) or (not cuda.is_cuda_array(arg)
+                                       and hasattr(arg, "__array_interface__")):
+        return as_array_view(arg, name)
+    if not cuda.is_cuda_array(arg):
+        raise ArgumentError(f"argument {name} must be a numpy array or a GPU array (numba device "
+                            "array, or any object with __cuda_array_interface__), got "
+                            f"{type(arg).__name__}")
+    dev = cuda.as_cuda_array(arg)
+    iface = getattr(dev, "__cuda_array_interface__", None)
+    ptr = iface["data"][0] if iface else id(dev)
+    return ptr, tuple(dev.shape), np.dtype(dev.dtype).name, dev.is_c_contiguous(), True, dev
+
+
+class CudaModule:
+    """Compiled kernels and the host code that launches them."""
+
+    def __init__(self, func, shape_vars, source, kernels, names, target):
+        self.lowered = func
+        self.entry_name = self.name = func.name
+        self.target = target
+        self.kernels = kernels
+        self._source = source
+        self._names = names
+        self._sig = Signature(func, shape_vars, view=_gpu_view)
+        g = _globals()
+        exec(compile(source, f"<tensorweave cuda {func.name}>", "exec"), g)
+        self._host = g["host"]
+        self._globals = g
+        self.imported_modules = []
+
+    def _device_args(self, args):
+        from numba import cuda
+        cargs, keep = self._sig.convert(args)
+        dev_args, copy_back = [], []
+        n_buf = len(self._sig.buffers)
+        for k, a in enumerate(cargs):
+            if k >= n_buf:
+                dev_args.append(a)
+                continue
+            obj = keep[k]
+            if isinstance(obj, np.ndarray):
+                d = cuda.to_device(np.ascontiguousarray(obj).reshape(-1))
+                if self._sig.specs[self._buffer_pos(k)].is_out:
+                    copy_back.append((d, obj))
+            else:
+                d = obj.reshape(obj.size) if obj.ndim != 1 else obj
+            dev_args.append(d)
+        return dev_args, copy_back
+
+    def _buffer_pos(self, k):
+        count = -1
+        for pos, spec in enumerate(self._sig.specs):
+            if hasattr(spec, "is_out"):
+                count += 1
+                if count == k:
+                    return pos
+        raise IndexError(k)
+
+    def __call__(self, *args):
+        from numba import cuda
+        dev_args, copy_back = self._device_args(args)
+        self._host(*dev_args)
+        for d, host in copy_back:
+            host.reshape(-1)[...] = d.copy_to_host()
+        cuda.synchronize()
+
+    def get_source(self, fmt="cuda"):
+        """'cuda': the numba.cuda kernels and host code; 'ptx': PTX (needs NVVM); 'ir'."""
+        if fmt in ("cuda", "py", "source"):
+            return self._source
+        if fmt in ("ir", "lowered", "tir"):
+            return str(self.lowered)
+        if fmt == "ptx":
+            return compile_ptx(self)
+        raise ValueError(f"get_source: unknown format {fmt!r}; use 'cuda', 'ptx' or 'ir'")
+
+    def time_evaluator(self, func_name=None, dev=None, number=10, repeat=1, **_):
+        """Time the kernels on device arrays (numpy arguments are copied once, first)."""
+        from numba import cuda
+
+        def evaluate(*args):
+            dev_args, _ = self._device_args(args)
+            self._host(*dev_args)
+            cuda.synchronize()
+            results = []
+            for _ in range(repeat):
+                t0 = time.perf_counter()
+                for _ in range(number):
+                    self._host(*dev_args)
+                cuda.synchronize()
+                results.append((time.perf_counter() - t0) / number)
+            return BenchmarkResult(results)
+        return evaluate
+
+
+def compile_ptx(mod: CudaModule, cc=(9, 0)) -> str:
+    """PTX of every kernel of ``mod`` for compute capability ``cc`` (without running them)."""
+    from numba import cuda, types
+    if simulator():
+        raise RuntimeError("PTX needs NVVM; it is not available under NUMBA_ENABLE_CUDASIM=1")
+    out = []
+    for k in mod.kernels:
+        sig = [getattr(types, _scalar(b.dtype))[::1] for b in k.buffers]
+        sig += [getattr(types, _scalar(v.dtype)) for v in k.scalars]
+        py = mod._globals[k.name].py_func
+        ptx, _ = cuda.compile_ptx(py, tuple(sig), cc=cc)
+        out.append(ptx)
+    return "\n".join(out)
+
+
+def _scalar(dtype):
+    return "boolean" if dtype == "bool" else dtype

@@ -1,0 +1,80 @@
+"""Small analyses of the loop IR shared by the backends."""
+from __future__ import annotations
+
+from .functor import IRVisitor
+from .ir import For, ForKind
+
+
+class _Uses(IRVisitor):
+    def __init__(self):
+        self.vars, self.bufs, self.bound, self.local_bufs = {}, {}, set(), set()
+
+    def visit_Var(self, node):
+        if node not in self.bound:
+            self.vars.setdefault(node, None)
+
+    def visit_For(self, node):
+        self.bound.add(node.loop_var)
+        self.generic_visit(node)
+
+    def visit_LetStmt(self, node):
+        self.bound.add(node.var)
+        self.generic_visit(node)
+
+    visit_Let = visit_LetStmt
+
+    def visit_Allocate(self, node):
+        self.local_bufs.add(node.buffer)
+        for s in node.buffer.shape + node.buffer.strides:
+            self.visit(s)
+        self.visit(node.body)
+
+    def _buf(self, b):
+        if b not in self.local_bufs:
+            self.bufs.setdefault(b, None)
+
+    def visit_BufferLoad(self, node):
+        self._buf(node.buffer)
+        self.generic_visit(node)
+
+    def visit_BufferStore(self, node):
+        self._buf(node.buffer)
+        self.generic_visit(node)
+
+
+def uses(node, bound=()):
+    """(free variables, buffers used but not allocated) of ``node``, in first-use order."""
+    v = _Uses()
+    v.bound.update(bound)
+    v.visit(node)
+    return list(v.vars), list(v.bufs)
+
+
+def thread_loops(node) -> list:
+    """Every For bound to a GPU thread index under ``node``, outermost first."""
+    found = []
+
+    class _V(IRVisitor):
+        def visit_For(self, n):
+            if n.kind == ForKind.THREAD_BINDING:
+                found.append(n)
+            self.generic_visit(n)
+    _V().visit(node)
+    return found
+
+
+def stores_to(node, buffers) -> bool:
+    """Whether ``node`` writes any of ``buffers``."""
+    hit = []
+
+    class _V(IRVisitor):
+        def visit_BufferStore(self, n):
+            if n.buffer in buffers:
+                hit.append(n)
+            self.generic_visit(n)
+    _V().visit(node)
+    return bool(hit)
+
+
+def is_for(node) -> bool:
+    return isinstance(node, For)
