@@ -8,13 +8,13 @@ are emitted, with their allocation, inside the consumer's attach loop.
 from __future__ import annotations
 
 from te import dtypes
-from te.expr import IntImm, Let, ProducerLoad, Reduce, Var, all_, const
+from te.expr import Call, IntImm, Let, ProducerLoad, Reduce, Var, all_, const
 from te.functor import ExprMutator, substitute
 from te.tensor import COMM_REDUCE, ComputeOp, PlaceholderOp, Tensor
 
 from .bound import _loads, loop_ranges, pass_up
-from .ir import (Allocate, Buffer, BufferLoad, BufferStore, For, ForKind, IfThenElse, LetStmt,
-                 PrimFunc, seq)
+from .ir import (Allocate, Buffer, BufferLoad, BufferStore, Evaluate, For, ForKind, IfThenElse,
+                 LetStmt, PrimFunc, seq)
 from .simplify import can_prove, simplify
 from .stage import ScheduleError
 
@@ -111,8 +111,13 @@ class _Builder:
         for iv in op.axis:
             data_conds += self._guards(iv, offsets[iv], vmap[iv.var], sb)
         if stage.store_predicate is not None:
-            data_conds.append(stage.store_predicate)
+            thread_vars = {a.bind.var: lv.var for lv, a in stage.iter_attrs.items()
+                           if a.bind is not None}
+            data_conds.append(substitute(stage.store_predicate, thread_vars))
         body = self.bodies[stage]
+        if isinstance(body[0], Reduce) and self._thread_reduce_leaf(stage) is not None:
+            return self._cross_thread_nest(stage, body[0], bufs, store_idx, data_conds, conv,
+                                           offsets, vmap)
         if isinstance(body[0], Reduce):
             red = body[0]
             red_conds = []
@@ -139,6 +144,83 @@ class _Builder:
             stmt = self._loop(stage, leaves[pos], sb.extents[leaves[pos]], stmt)
         if init_pos == 0:
             stmt = seq(init, stmt)
+        return stmt
+
+    def _thread_reduce_leaf(self, stage):
+        bound = [lv for lv in stage.leaf_iter_vars if lv.iter_type == COMM_REDUCE
+                 and lv in stage.iter_attrs and stage.iter_attrs[lv].bind is not None
+                 and stage.iter_attrs[lv].bind.thread_tag.startswith("threadIdx")]
+        if len(bound) > 1:
+            raise ScheduleError(f"stage {stage.name}: only one reduction axis can be bound to "
+                                "a thread index; fuse the reduction axes first")
+        return bound[0] if bound else None
+
+    def _cross_thread_nest(self, stage, red, bufs, store_idx, data_conds, conv, offsets, vmap):
+        """A reduction across the threads of a block: per-thread partial results, then a
+        tree combine in shared memory; one thread stores the result."""
+        op, sb = stage.op, self.bounds[stage]
+        leaves = stage.leaf_iter_vars
+        tleaf = self._thread_reduce_leaf(stage)
+        p0 = next(p for p, lv in enumerate(leaves) if lv.iter_type == COMM_REDUCE)
+        inner_data = [lv.var.name for lv in leaves[p0:] if lv.iter_type != COMM_REDUCE]
+        if inner_data or len(bufs) != 1:
+            what = (f"data-parallel axes {', '.join(inner_data)} are inside the reduction loops"
+                    if inner_data else "tuple reducers are not supported across threads")
+            raise ScheduleError(f"cross-thread reduction of stage {stage.name}: {what}; put "
+                                "the reduction axes innermost")
+        T = sb.extents[tleaf]
+        if not isinstance(T, IntImm):
+            raise ScheduleError(f"cross-thread reduction of stage {stage.name}: axis "
+                                f"{tleaf.var.name} bound to a thread needs a constant extent")
+        tag = stage.iter_attrs[tleaf].bind.thread_tag
+        dtype = bufs[0].dtype
+        red_conds = []
+        for iv in op.reduce_axis:
+            red_conds += self._guards(iv, offsets[iv], vmap[iv.var], sb)
+        red_conds.append(conv.visit(substitute(red.condition, vmap)))
+        sources = [conv.visit(substitute(s, vmap)) for s in red.source]
+        acc = Buffer(f"{op.name}.acc", (const(1),), dtype, "local")
+        acc_val = BufferLoad(acc, (const(0),), dtype)
+        (new,) = red.combiner.combine([acc_val], sources)
+        stmt = _guard(BufferStore(acc, new, (const(0),)), red_conds, self.ranges)
+        for pos in range(len(leaves) - 1, p0 - 1, -1):
+            stmt = self._attached(stage, leaves[pos], stmt)
+            stmt = self._loop(stage, leaves[pos], sb.extents[leaves[pos]], stmt)
+        lin, size = const(0), 1
+        for lv in leaves[:p0]:
+            attr = stage.iter_attrs.get(lv)
+            if attr and attr.bind is not None and attr.bind.thread_tag.startswith("threadIdx"):
+                ext = sb.extents[lv]
+                if not isinstance(ext, IntImm):
+                    raise ScheduleError(f"cross-thread reduction of stage {stage.name}: "
+                                        f"thread axis {lv.var.name} needs a constant extent")
+                lin, size = lin * ext + lv.var, size * ext.value
+        red_buf = Buffer(f"{op.name}.red", (const(size * T.value),), dtype, "shared")
+        tx = Var(tleaf.var.name + "_red")
+        base = simplify(lin * T)
+        slot = simplify(base + tx)
+        sync = Evaluate(Call("tvm_storage_sync", (), "int32"))
+        tree = [BufferStore(red_buf, acc_val, (slot,)), sync]
+        width = T.value
+        step = 1 << max(0, (width - 1).bit_length() - 1)
+        while width > 1:
+            other = BufferLoad(red_buf, (simplify(slot + step),), dtype)
+            mine = BufferLoad(red_buf, (slot,), dtype)
+            (combined,) = red.combiner.combine([mine], [other])
+            tree += [IfThenElse(tx < width - step, BufferStore(red_buf, combined, (slot,))),
+                     sync]
+            width, step = step, step // 2
+        result = BufferLoad(red_buf, (base,), dtype)
+        conds = [substitute(c, {tleaf.var: tx}) for c in data_conds]
+        tree.append(_guard(BufferStore(bufs[0], result, store_idx), conds + [tx.equal(0)],
+                           self.ranges))
+        cross = For(tx, const(0), T, ForKind.THREAD_BINDING, seq(*tree), tag)
+        ident = BufferStore(acc, conv.visit(substitute(
+            (red.init or red.combiner.identity)[0], vmap)), (const(0),))
+        stmt = Allocate(acc, Allocate(red_buf, seq(ident, stmt, cross)))
+        for pos in range(p0 - 1, -1, -1):
+            stmt = self._attached(stage, leaves[pos], stmt)
+            stmt = self._loop(stage, leaves[pos], sb.extents[leaves[pos]], stmt)
         return stmt
 
     def _guards(self, iv, offset, value, sb):

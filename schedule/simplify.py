@@ -162,10 +162,10 @@ class Linear:
                 out = Add(out, term, dtype) if c > 0 else Sub(out, term, dtype)
         if out is None:
             return IntImm(self.const, dtype)
-        if self.const > 0:
-            out = Add(out, IntImm(self.const, dtype), dtype)
-        elif self.const < 0:
+        if self.const < 0 and -self.const <= dtypes.max_value(dtype):
             out = Sub(out, IntImm(-self.const, dtype), dtype)
+        elif self.const != 0:       # x + INT_MIN has no in-range Sub form
+            out = Add(out, IntImm(dtypes.wrap(self.const, dtype), dtype), dtype)
         return out
 
 

@@ -32,10 +32,13 @@ def create_schedule(ops):
     return make(ops)
 
 
-def lower(sch, args, name="main", simple_mode=None, binds=None):
-    """Lower a schedule to the loop IR; ``print()`` the result to see the loop nest."""
+def lower(sch, args, name="main", simple_mode=None, binds=None, target=None):
+    """Lower a schedule to the loop IR; ``print()`` the result to see the loop nest.
+
+    ``target="cuda"`` shows the nest as the GPU backend compiles it (no SIMD vectorization).
+    """
     from schedule import lower as lower_
-    return lower_(sch, args, name=name)
+    return lower_(sch, args, name=name, target=target)
 
 
 def build(sch, args=None, target="llvm", target_host=None, name="default_function",

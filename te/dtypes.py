@@ -81,6 +81,13 @@ def bits(dtype: str) -> int:
     return 1 if base == "bool" else np.dtype(base).itemsize * 8
 
 
+def wrap(value: int, dtype: str) -> int:
+    """The integer ``value`` wrapped around into the range of integer ``dtype``."""
+    n = bits(dtype)
+    value %= 1 << n
+    return value - (1 << n) if is_signed(dtype) and value >= 1 << (n - 1) else value
+
+
 def promote(a: str, b: str) -> str:
     """The dtype of a binary arithmetic operation on scalar dtypes a and b."""
     if a == b:

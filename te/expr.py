@@ -315,6 +315,8 @@ def cast(dtype, value) -> Expr:
         dtype = dtypes.with_lanes(dtype, dtypes.lanes(value.dtype))
     if value.dtype == dtype:
         return value
+    if isinstance(value, IntImm) and dtypes.is_int(dtype):
+        return const(dtypes.wrap(value.value, dtype), dtype)
     if isinstance(value, (IntImm, FloatImm)):
         return const(value.value, dtype)
     return Cast(value, dtype)

@@ -270,7 +270,8 @@ def _lambda_names(fcompute, ndim, name):
     names = [p.name for p in params]
     if len(names) != ndim:
         raise TEError(f"compute {name}: the lambda takes {len(names)} arguments "
-                      f"({', '.join(names)}) but the shape has {ndim} dimensions")
+                      f"({', '.join(names)}) but the shape has {ndim} dimensions; give the "
+                      "lambda one parameter per dimension")
     return names
 
 
