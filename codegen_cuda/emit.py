@@ -104,10 +104,11 @@ class CudaEmitter:
         a, b = self.expr(e.a), self.expr(e.b)
         if dtypes.is_float(e.dtype):
             return f"({a} / {b})"
-        return f"_truncdiv({a}, {b})"
+        return _truncdiv(a, b)
 
     def e_Mod(self, e):
-        return f"_truncmod({self.expr(e.a)}, {self.expr(e.b)})"
+        a, b = self.expr(e.a), self.expr(e.b)
+        return f"({a} - {_truncdiv(a, b)} * {b})"
 
     def e_Min(self, e):
         return f"min({self.expr(e.a)}, {self.expr(e.b)})"
@@ -330,6 +331,11 @@ class CudaEmitter:
         if len(self.host) == 1:
             self.host.append("    pass")
         return "\n".join(self.lines + self.host) + "\n"
+
+
+def _truncdiv(a, b):
+    q = f"(abs({a}) // abs({b}))"
+    return f"({q} if (({a} < 0) == ({b} < 0)) else -{q})"
 
 
 def _compute(dtype):

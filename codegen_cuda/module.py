@@ -30,17 +30,6 @@ def _globals():
     for dt, short in NUMBA_TYPE.items():
         g[short] = getattr(types, "boolean" if dt == "bool" else dt)
 
-    @cuda.jit(device=True)
-    def _truncdiv(a, b):
-        q = abs(a) // abs(b)
-        return -q if (a < 0) != (b < 0) else q
-
-    @cuda.jit(device=True)
-    def _truncmod(a, b):
-        q = abs(a) // abs(b)
-        q = -q if (a < 0) != (b < 0) else q
-        return a - q * b
-
     def _launch(kernel, grid, block, *args):
         if min(grid) <= 0 or min(block) <= 0:
             return
@@ -51,7 +40,7 @@ def _globals():
                                 f"{MAX_THREADS}) for these shapes; use smaller thread splits")
         kernel[tuple(int(g) for g in grid), tuple(int(b) for b in block)](*args)
 
-    g.update(_truncdiv=_truncdiv, _truncmod=_truncmod, _launch=_launch)
+    g.update(_launch=_launch)
     return g
 
 

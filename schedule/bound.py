@@ -153,19 +153,18 @@ def _attached_region(sch, stage, bounds, bodies):
                             f"{ivar.var.name} of {parent.name}, which is no longer a leaf (it "
                             "was split or fused after compute_at); attach to one of "
                             f"{', '.join(v.var.name for v in parent.leaf_iter_vars)}")
-    for other in sch.stages:
-        if other is parent or other.attach_type == "inline" or other not in bodies:
-            continue
-        if _reads(bodies[other], op):
-            raise ScheduleError(f"compute_at: stage {stage.name} is attached to {parent.name} "
-                                f"but {other.name} reads it too; a stage computed inside "
-                                "another's loop may have only that consumer (use compute_root)")
-    if not _reads(bodies[parent], op):
+    pos = parent.leaf_iter_vars.index(ivar)
+    readers = [r for r in sch.stages if r in bodies and _reads(bodies[r], op)]
+    if parent not in readers and not readers:
         raise ScheduleError(f"compute_at: stage {parent.name} does not read {stage.name}; "
                             "attach a stage to its consumer")
-    pb = bounds[parent]
-    pos = parent.leaf_iter_vars.index(ivar)
     relax = {}
+    for r in readers:
+        if r is not parent:
+            for inner in _chain_inside(r, parent, pos, stage):
+                for leaf in inner.leaf_iter_vars:
+                    relax[leaf.var] = (const(0), simplify(bounds[inner].extents[leaf] - 1))
+    pb = bounds[parent]
     for k, leaf in enumerate(parent.leaf_iter_vars):
         if k > pos or _shared_by_threads(stage, parent, leaf):
             relax[leaf.var] = (const(0), simplify(pb.extents[leaf] - 1))
@@ -175,21 +174,22 @@ def _attached_region(sch, stage, bounds, bodies):
         for leaf in ancestor.leaf_iter_vars:
             if _shared_by_threads(stage, ancestor, leaf):
                 relax[leaf.var] = (const(0), simplify(bounds[ancestor].extents[leaf] - 1))
-    offsets = pass_up(parent.relations, {lv: lv.var for lv in parent.leaf_iter_vars},
-                      pb.extents)
-    vmap = {iv.var: simplify(pb.root[iv].min + offsets[iv]) for iv in pb.root}
     ranges = loop_ranges(bounds)
     regions = [None] * len(op.axis)
-    for load in _loads(bodies[parent], op):
-        for d, idx in enumerate(load.indices):
-            itv = interval(substitute(idx, vmap), relax)
-            if itv is None or regions[d] == "full":
-                regions[d] = "full"
-            elif regions[d] is None:
-                regions[d] = itv
-            else:
-                lo, hi = regions[d]
-                regions[d] = (Min(lo, itv[0], lo.dtype), Max(hi, itv[1], hi.dtype))
+    for r in readers:
+        rb = bounds[r]
+        offsets = pass_up(r.relations, {lv: lv.var for lv in r.leaf_iter_vars}, rb.extents)
+        vmap = {iv.var: simplify(rb.root[iv].min + offsets[iv]) for iv in rb.root}
+        for load in _loads(bodies[r], op):
+            for d, idx in enumerate(load.indices):
+                itv = interval(substitute(idx, vmap), relax)
+                if itv is None or regions[d] == "full":
+                    regions[d] = "full"
+                elif regions[d] is None:
+                    regions[d] = itv
+                else:
+                    lo, hi = regions[d]
+                    regions[d] = (Min(lo, itv[0], lo.dtype), Max(hi, itv[1], hi.dtype))
     root, clip = {}, {}
     for d, iv in enumerate(op.axis):
         dom = iv.dom.extent
@@ -214,6 +214,26 @@ def _attached_region(sch, stage, bounds, bodies):
         if lo_b[0] < 0 or not (isinstance(dom, IntImm) and hi_b[1] <= dom.value):
             clip[iv] = dom
     return root, clip
+
+
+def _chain_inside(reader, parent, pos, stage):
+    """The stages from ``reader`` up to (not including) ``parent``, checking that ``reader``
+    is computed inside ``parent``'s loop at ``pos`` or deeper."""
+    chain, cur = [], reader
+    while cur is not parent:
+        if cur.attach_type != "scope":
+            raise ScheduleError(f"compute_at: stage {stage.name} is attached to {parent.name} "
+                                f"but {reader.name} reads it too and is not computed inside "
+                                f"{parent.name}; attach {reader.name} inside {parent.name} as "
+                                f"well, or use compute_root for {stage.name}")
+        chain.append(cur)
+        if cur.attach_stage is parent and \
+                parent.leaf_iter_vars.index(cur.attach_ivar) < pos:
+            raise ScheduleError(f"compute_at: {reader.name} reads {stage.name} but is computed "
+                                f"outside the loop where {stage.name} is computed; attach "
+                                f"{stage.name} at an outer loop")
+        cur = cur.attach_stage
+    return chain
 
 
 def _shared_by_threads(stage, parent, leaf) -> bool:

@@ -16,7 +16,7 @@ from .bound import _loads, loop_ranges, pass_up
 from .ir import (Allocate, Buffer, BufferLoad, BufferStore, Evaluate, For, ForKind, IfThenElse,
                  LetStmt, PrimFunc, seq)
 from .simplify import can_prove, simplify
-from .stage import ScheduleError
+from .stage import ScheduleError, Split
 
 
 class _ToBufferLoad(ExprMutator):
@@ -110,6 +110,7 @@ class _Builder:
         data_conds = []
         for iv in op.axis:
             data_conds += self._guards(iv, offsets[iv], vmap[iv.var], sb)
+        data_conds += _inner_split_guards(stage, offsets, sb, reduce=False)
         if stage.store_predicate is not None:
             thread_vars = {a.bind.var: lv.var for lv, a in stage.iter_attrs.items()
                            if a.bind is not None}
@@ -123,6 +124,7 @@ class _Builder:
             red_conds = []
             for iv in op.reduce_axis:
                 red_conds += self._guards(iv, offsets[iv], vmap[iv.var], sb)
+            red_conds += _inner_split_guards(stage, offsets, sb, reduce=True)
             red_conds.append(conv.visit(substitute(red.condition, vmap)))
             sources = [conv.visit(substitute(s, vmap)) for s in red.source]
             update = self._reduce_update(red, bufs, store_idx, sources)
@@ -320,6 +322,15 @@ class _Builder:
 def substitute_stmt(stmt, vmap):
     from .functor import substitute as sub
     return sub(stmt, vmap)
+
+
+def _inner_split_guards(stage, offsets, sb, reduce):
+    """``parent < extent`` for split axes that are not roots: a split that does not divide
+    such an axis would otherwise spill into the next value of the axis it was split from."""
+    roots = set(stage.op.axis) | set(stage.op.reduce_axis)
+    return [offsets[r.parent] < sb.extents[r.parent] for r in stage.relations
+            if isinstance(r, Split) and r.parent not in roots
+            and (r.parent.iter_type == COMM_REDUCE) == reduce]
 
 
 def _guard(stmt, conds, ranges):

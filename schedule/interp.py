@@ -26,8 +26,8 @@ def _np_dtype(dtype):
 
 
 def _trunc_div(a, b):
-    q = np.abs(a) // np.abs(b)
-    return np.where((a < 0) != (b < 0), -q, q).astype(np.result_type(a, b))
+    # a - fmod(a, b) is an exact multiple of b; np.abs would overflow on INT_MIN
+    return ((a - np.fmod(a, b)) // b).astype(np.result_type(a, b))
 
 
 def _trunc_mod(a, b):

@@ -245,6 +245,9 @@ class Schedule:
             vmap[root.var] = root.dom.min + offsets[root]
             if offsets[root] is not leaf_vals.get(root):
                 conds.append(offsets[root] < root.dom.extent)
+        for rel in reduce_rels:     # a split of a split axis must not spill into the next value
+            if isinstance(rel, Split) and rel.parent not in op.reduce_axis:
+                conds.append(offsets[rel.parent] < extents[rel.parent])
         red = op.body[0]
         cond = all_(substitute(red.condition, vmap), *conds)
         sources = tuple(substitute(s, vmap) for s in red.source)

@@ -1,0 +1,126 @@
+"""Misuses of the tensor-expression DSL: each raises at declaration time, names the tensor or
+axis at fault and says what to write instead (Halide's ``test/error``: one test per mistake)."""
+import pytest
+
+import te
+
+
+@pytest.fixture
+def A():
+    return te.placeholder((8, 8), name="A")
+
+
+def test_wrong_number_of_indices(A):
+    with pytest.raises(te.TEError, match=r"tensor A has 2 dimensions but was indexed with 1 "
+                                         r"indices; give one index per dimension"):
+        te.compute((8,), lambda i: A[i], name="C")
+
+
+def test_float_index(A):
+    with pytest.raises(te.TEError, match=r"index 1 of tensor A .* dtype float32; indices must "
+                                         r"be integers \(use \.astype\('int32'\)\)"):
+        te.compute((8, 8), lambda i, j: A[i, j * 0.5], name="C")
+
+
+def test_slice_index(A):
+    with pytest.raises(te.TEError, match=r"tensor A: slices are not supported.*index with loop"):
+        te.compute((8,), lambda i: A[i, 0:4], name="C")
+
+
+def test_reduce_axis_outside_reduction(A):
+    k = te.reduce_axis((0, 8), name="k")
+    with pytest.raises(te.TEError, match=r"compute C: reduce axis k is used outside a "
+                                         r"reduction; wrap the expression in te\.sum\(\.\.\., "
+                                         r"axis=k\)"):
+        te.compute((8,), lambda i: A[i, k] * 2, name="C")
+
+
+def test_reduction_nested_in_expression(A):
+    k = te.reduce_axis((0, 8), name="k")
+    with pytest.raises(te.TEError, match=r"compute C: a reduction \(sum\) must be the whole "
+                                         r"body of a compute; compute it in its own te\.compute"):
+        te.compute((8,), lambda i: te.sum(A[i, k], axis=k) + 1.0, name="C")
+
+
+def test_integer_true_division_hints_floordiv_truncdiv(A):
+    with pytest.raises(TypeError, match=r"integer division 'i / 2' is ambiguous; use "
+                                        r"te\.floordiv.*te\.truncdiv"):
+        te.compute((8,), lambda i: A[i / 2, 0], name="C")
+
+
+def test_bool_of_expression_hints_all_any():
+    n = te.var("n")
+    with pytest.raises(TypeError, match=r"n > 3 as a Python bool; combine conditions with "
+                                        r"te\.all\(\.\.\.\) / te\.any\(\.\.\.\).*"
+                                        r"te\.if_then_else"):
+        bool(n > 3)
+
+
+def test_python_if_on_expression_hints_if_then_else(A):
+    def body(i):
+        if i < 4:
+            return A[i, 0]
+        return A[i, 1]
+
+    with pytest.raises(TypeError, match=r"i < 4 as a Python bool.*te\.if_then_else"):
+        te.compute((8,), body, name="C")
+
+
+def test_chained_comparison_is_a_python_bool():
+    n = te.var("n")
+    with pytest.raises(TypeError, match=r"te\.all"):
+        0 < n < 4           # Python evaluates `0 < n and n < 4`
+
+
+def test_lambda_arity_does_not_match_shape(A):
+    with pytest.raises(te.TEError, match=r"compute C: the lambda takes 1 arguments \(i\) but "
+                                         r"the shape has 2 dimensions; give the lambda one "
+                                         r"parameter per dimension"):
+        te.compute((8, 8), lambda i: A[i, i], name="C")
+
+
+def test_float_shape():
+    with pytest.raises(te.TEError, match=r"placeholder X: shape entry 1 .* float32; shapes "
+                                         r"must be integers or integer te\.var"):
+        te.placeholder((4, 2.5), name="X")
+
+
+def test_sum_over_a_data_axis(A):
+    other = te.compute((8,), lambda j: A[j, j], name="D")
+    with pytest.raises(te.TEError, match=r"te\.sum: axis IterVar\(j.* is not a reduce axis; "
+                                         r"create it with te\.reduce_axis"):
+        te.compute((8,), lambda i: te.sum(A[i, 0], axis=other.op.axis[0]), name="C")
+
+
+def test_sum_without_axis(A):
+    with pytest.raises(te.TEError, match=r"te\.sum needs axis=<reduce axis>"):
+        te.sum(A[0, 0])
+
+
+@pytest.mark.parametrize("fn", [te.exp, te.log, te.sqrt, te.tanh, te.sigmoid])
+def test_float_only_intrinsic_on_int(fn):
+    name = fn.__name__
+    with pytest.raises(TypeError, match=rf"te\.{name} needs a floating-point argument; i has "
+                                        r"dtype int32 \(use \.astype\('float32'\)\)"):
+        te.compute((8,), lambda i: fn(i), name="C")
+
+
+def test_float_only_intrinsic_on_int_tensor():
+    idx = te.placeholder((8,), dtype="int32", name="idx")
+    with pytest.raises(TypeError, match=r"te\.exp needs a floating-point argument; idx\[i\]"):
+        te.compute((8,), lambda i: te.exp(idx[i]), name="C")
+
+
+def test_bitwise_on_float(A):
+    with pytest.raises(TypeError, match=r"te\.bitwise_xor needs integer operands; got float32"):
+        te.compute((8,), lambda i: A[i, 0] ^ 1, name="C")
+
+
+def test_iterating_a_tensor(A):
+    with pytest.raises(TypeError, match=r"tensor A is not iterable; index it with A\[i, j\]"):
+        list(A)
+
+
+def test_thread_axis_without_tag():
+    with pytest.raises(te.TEError, match=r"needs a tag such as 'blockIdx\.x'"):
+        te.thread_axis()
