@@ -44,19 +44,26 @@ def _globals():
     return g
 
 
+def _is_gpu_array(x):
+    return hasattr(x, "copy_to_host") or hasattr(x, "__cuda_array_interface__")
+
+
 def _gpu_view(arg, name):
-    from numba import cuda
-    if isinstance(arg, np.ndarray) or (not cuda.is_cuda_array(arg)
-                                       and hasattr(arg, "__array_interface__")):
-        return as_array_view(arg, name)
-    if not cuda.is_cuda_array(arg):
+    if not _is_gpu_array(arg):
+        if isinstance(arg, np.ndarray) or hasattr(arg, "__array_interface__"):
+            return as_array_view(arg, name)
         raise ArgumentError(f"argument {name} must be a numpy array or a GPU array (numba device "
                             "array, or any object with __cuda_array_interface__), got "
                             f"{type(arg).__name__}")
-    dev = cuda.as_cuda_array(arg)
+    if hasattr(arg, "copy_to_host"):
+        dev = arg
+    else:
+        from numba import cuda
+        dev = cuda.as_cuda_array(arg)
     iface = getattr(dev, "__cuda_array_interface__", None)
     ptr = iface["data"][0] if iface else id(dev)
-    return ptr, tuple(dev.shape), np.dtype(dev.dtype).name, dev.is_c_contiguous(), True, dev
+    contiguous = dev.is_c_contiguous() if hasattr(dev, "is_c_contiguous") else True
+    return ptr, tuple(dev.shape), np.dtype(dev.dtype).name, contiguous, True, dev
 
 
 class CudaModule:

@@ -98,8 +98,8 @@ class Module:
         return evaluate
 
     def export_library(self, path):
-        raise NotImplementedError("export_library is not supported yet; rebuild with te.build "
-                                  "(builds are cached on disk)")
+        raise NotImplementedError("export_library is not supported yet; rebuild the module "
+                                  "with te.build in the process that uses it")
 
 
 _CTYPES = {"int8": ctypes.c_int8, "int16": ctypes.c_int16, "int32": ctypes.c_int32,

@@ -50,10 +50,10 @@ class _Builder:
             self.params.append(buf)
             if isinstance(cur.op, ComputeOp):
                 stage = sch[cur]
-                if stage.attach_type != "root":
-                    raise ScheduleError(f"lower: {a.name} is an argument, so its stage must be "
-                                        "computed at the root (it is "
-                                        f"{'inlined' if stage.attach_type == 'inline' else 'attached with compute_at'})")
+                if stage.attach_type == "inline":
+                    raise ScheduleError(f"lower: {a.name} is an argument, so it must be stored; "
+                                        "it is inlined (remove compute_inline or drop it from "
+                                        "the arguments)")
                 self.outputs.append(buf)
         for stage in sch.stages:
             if isinstance(stage.op, PlaceholderOp):
@@ -95,6 +95,8 @@ class _Builder:
         if stage is None or isinstance(stage.op, PlaceholderOp):
             return self.tensor_buf[tensor], [const(0)] * len(tensor.shape)
         buf = self.stage_buffer(stage, tensor.value_index)
+        if buf in self.outputs:                 # arguments are stored at their full shape
+            return buf, [const(0)] * len(tensor.shape)
         sb = self.bounds[stage]
         return buf, [sb.root[iv].min for iv in stage.op.axis]
 
@@ -104,9 +106,12 @@ class _Builder:
         leaves = stage.leaf_iter_vars
         offsets = pass_up(stage.relations, {lv: lv.var for lv in leaves}, sb.extents)
         vmap = {iv.var: simplify(sb.root[iv].min + offsets[iv], self.ranges) for iv in sb.root}
-        store_idx = tuple(offsets[iv] for iv in op.axis)
         conv = _ToBufferLoad(self)
         bufs = [self.stage_buffer(stage, k) for k in range(op.num_outputs)]
+        if bufs[0] in self.outputs:             # arguments are stored at their full shape
+            store_idx = tuple(vmap[iv.var] for iv in op.axis)
+        else:
+            store_idx = tuple(offsets[iv] for iv in op.axis)
         data_conds = []
         for iv in op.axis:
             data_conds += self._guards(iv, offsets[iv], vmap[iv.var], sb)

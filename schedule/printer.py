@@ -30,7 +30,7 @@ def _p(e) -> tuple[str, int]:
     if isinstance(e, FloatImm):
         return repr(e.value) if e.dtype == "float32" else f"{e.dtype}({e.value!r})", ATOM
     if isinstance(e, Var):
-        return e.name, ATOM
+        return _name(e), ATOM
     if cls in INFIX:
         sym, prec = INFIX[cls]
         a, pa = _p(e.a)
@@ -82,6 +82,23 @@ def _p(e) -> tuple[str, int]:
     return f"<{cls.__name__}>", ATOM
 
 
+_NAMES = []     # while printing a statement: Var -> unique display name
+
+
+def _name(v):
+    if not _NAMES:
+        return v.name
+    names, taken = _NAMES[-1]
+    shown = names.get(v)
+    if shown is None:
+        shown, k = v.name, 1
+        while shown in taken:
+            shown, k = f"{v.name}_{k}", k + 1
+        names[v] = shown
+        taken.add(shown)
+    return shown
+
+
 def expr_str(e) -> str:
     return _p(e)[0]
 
@@ -104,7 +121,7 @@ def _stmt_lines(s, indent, out):
             rng = f"{expr_str(s.min)}, {expr_str(s.min + s.extent)}"
         if s.kind == ForKind.THREAD_BINDING:
             rng = f'{rng}, "{s.thread_tag}"'
-        out.append(f"{pad}for {s.loop_var.name} in {_KIND[s.kind]}({rng}):")
+        out.append(f"{pad}for {_name(s.loop_var)} in {_KIND[s.kind]}({rng}):")
         _stmt_lines(s.body, indent + 1, out)
     elif isinstance(s, BufferStore):
         idx = ", ".join(expr_str(i) for i in s.indices)
@@ -122,7 +139,7 @@ def _stmt_lines(s, indent, out):
             out.append(f"{pad}else:")
             _stmt_lines(s.else_case, indent + 1, out)
     elif isinstance(s, LetStmt):
-        out.append(f"{pad}{s.var.name} = {expr_str(s.value)}")
+        out.append(f"{pad}{_name(s.var)} = {expr_str(s.value)}")
         _stmt_lines(s.body, indent, out)
     elif isinstance(s, Evaluate):
         out.append(f"{pad}{expr_str(s.value)}")
@@ -132,15 +149,30 @@ def _stmt_lines(s, indent, out):
 
 def stmt_str(s, indent=0) -> str:
     out = []
-    _stmt_lines(s, indent, out)
+    fresh = not _NAMES
+    if fresh:
+        _NAMES.append(({}, set()))
+    try:
+        _stmt_lines(s, indent, out)
+    finally:
+        if fresh:
+            _NAMES.pop()
     return "\n".join(out)
 
 
 def func_str(f: PrimFunc) -> str:
+    _NAMES.append(({}, set()))
+    try:
+        return _func_str(f)
+    finally:
+        _NAMES.pop()
+
+
+def _func_str(f: PrimFunc) -> str:
     params = []
     for p in f.params:
         if isinstance(p, Buffer):
             params.append(f"{p.name}: {p.dtype}[{', '.join(expr_str(x) for x in p.shape)}]")
         else:
-            params.append(f"{p.name}: {p.dtype}")
+            params.append(f"{_name(p)}: {p.dtype}")
     return f"def {f.name}({', '.join(params)}):\n{stmt_str(f.body, 1)}"

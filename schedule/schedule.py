@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import dataclasses
 
-from te.expr import ProducerLoad, Reduce, Var, select
+from te.expr import ProducerLoad, Reduce, Var
+from te.intrin import if_then_else
 from te.functor import ExprMutator, substitute
 from te.tensor import COMM_REDUCE, DATA_PAR, ComputeOp, IterVar, Operation, PlaceholderOp, \
     Range, Tensor, _REDUCE_VARS
@@ -255,7 +256,8 @@ class Schedule:
             bodies = [Reduce(red.combiner, sources, tuple(new_reduce), cond, k, b.dtype)
                       for k, b in enumerate(op.body)]
         else:
-            bodies = [select(cond, sources[k], red.combiner.identity[k])
+            # if_then_else, not select: the source may read out of bounds where cond fails
+            bodies = [if_then_else(cond, sources[k], red.combiner.identity[k])
                       for k in range(len(op.body))]
         rf_op = ComputeOp(f"{op.name}.rf", tuple(data_axis), tuple(new_reduce), tuple(bodies),
                           op.tag, op.attrs)

@@ -10,10 +10,12 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
 from te import dtypes
 from te.expr import (Add, And, Binary, Call, Cast, Div, EQ, Expr, FloatImm, FloorDiv, FloorMod,
                      GE, GT, IntImm, LE, LT, Max, Min, Mod, Mul, NE, Not, Or, Select, Sub, Var,
-                     const)
+                     cast, const)
 from te.functor import ExprMutator
 
 INF = float("inf")
@@ -202,9 +204,10 @@ class Simplifier(ExprMutator):
             if v is not None:
                 return const(dtypes.wrap(v, node.dtype), node.dtype)
         if isinstance(a, FloatImm) and isinstance(b, FloatImm) and cls in _FOLD_FLOAT:
-            v = _FOLD_FLOAT[cls](a.value, b.value)
+            t = np.float64 if node.dtype == "float64" else np.float32   # round as the CPU does
+            v = _FOLD_FLOAT[cls](t(a.value), t(b.value))
             if v is not None:
-                return const(v, node.dtype)
+                return const(float(v), node.dtype)
         if isinstance(a, (IntImm, FloatImm)) and isinstance(b, (IntImm, FloatImm)) \
                 and cls in _FOLD_CMP:
             return const(bool(_FOLD_CMP[cls](a.value, b.value)), "bool")
@@ -378,10 +381,7 @@ class Simplifier(ExprMutator):
         node = self.generic_visit(node)
         v = node.value
         if isinstance(v, (IntImm, FloatImm)) and dtypes.lanes(node.dtype) == 1:
-            value = v.value
-            if isinstance(v, IntImm) and dtypes.is_int(node.dtype):
-                value = dtypes.wrap(value, node.dtype)
-            return const(value, node.dtype)
+            return cast(node.dtype, v)
         if v.dtype == node.dtype:
             return v
         return node

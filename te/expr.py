@@ -317,7 +317,9 @@ def cast(dtype, value) -> Expr:
         return value
     if isinstance(value, IntImm) and dtypes.is_int(dtype):
         return const(dtypes.wrap(value.value, dtype), dtype)
-    if isinstance(value, (IntImm, FloatImm)):
+    if isinstance(value, FloatImm):     # the value the constant holds in its own precision
+        return const(float(np.dtype(dtypes.element(value.dtype)).type(value.value)), dtype)
+    if isinstance(value, IntImm):
         return const(value.value, dtype)
     return Cast(value, dtype)
 

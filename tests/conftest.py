@@ -1,3 +1,6 @@
 import os
 
 os.environ.setdefault("TW_VERIFY", "1")
+# CI has no GPU: CUDA kernels run on numba's simulator unless NUMBA_ENABLE_CUDASIM=0 is set.
+# This must happen before numba is imported; PTX compilation runs in a separate process.
+os.environ.setdefault("NUMBA_ENABLE_CUDASIM", "1")

@@ -3,8 +3,8 @@ from __future__ import annotations
 
 from te.expr import Expr, IntImm
 
-from ..functor import IRMutator
-from ..ir import For, IfThenElse, seq
+from ..functor import IRMutator, substitute
+from ..ir import For, ForKind, IfThenElse, seq
 from ..simplify import INF, Simplifier
 
 
@@ -17,6 +17,9 @@ class _Simplify(IRMutator):
         if isinstance(extent, IntImm):
             if extent.value <= 0:
                 return seq()
+            if extent.value == 1 and node.kind != ForKind.THREAD_BINDING and \
+                    not node.annotations:
+                return self.visit(substitute(node.body, {node.loop_var: node.min}))
             self.simp.ranges[node.loop_var] = (0, extent.value - 1)
         else:
             self.simp.ranges[node.loop_var] = (0, INF)

@@ -137,7 +137,7 @@ def gemm_shared_local(scale=1, M=64, K=48, N=64, tile=16, step=8, reg=2):
         lambda a, b: a @ b
 
 
-def conv2d_hwcn(scale=1, batch=8, in_channel=8, out_channel=16, in_size=6, kernel=3, pad=1,
+def conv2d_hwcn(scale=1, batch=8, in_channel=4, out_channel=8, in_size=3, kernel=3, pad=1,
                 stride=1, tile=2, num_thread=4, step=4, vthread=2):
     """TVM's 'How to optimize convolution on GPU' schedule (HWCN layout)."""
     A = te.placeholder((in_size, in_size, in_channel, batch), name="A")

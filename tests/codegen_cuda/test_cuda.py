@@ -1,0 +1,82 @@
+"""GPU kernels on numba's CUDA simulator (a few blocks each), compared with numpy; the same
+kernels compiled to PTX for sm_90 in a separate process (the simulator cannot compile)."""
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import te
+import gpu_cases
+from codegen_cuda import simulator
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def _check(mod, ins, outs, ref, rtol=1e-4, atol=1e-5):
+    mod(*ins, *outs)
+    expected = ref(*ins)
+    expected = expected if isinstance(expected, list) else [expected]
+    for o, e in zip(outs, expected):
+        np.testing.assert_allclose(o.astype("float64"), e.astype("float64"), rtol=rtol,
+                                   atol=atol)
+
+
+@pytest.mark.parametrize("case", gpu_cases.CASES, ids=lambda c: c.__name__)
+def test_case_matches_numpy(case):
+    assert simulator(), "these tests run on numba's CUDA simulator (NUMBA_ENABLE_CUDASIM=1)"
+    s, args, ins, outs, ref = case()
+    mod = te.build(s, args, target="cuda")
+    assert "@cuda.jit" in mod.get_source()
+    _check(mod, ins, outs, ref)
+
+
+def test_every_case_compiles_to_ptx():
+    env = dict(os.environ, NUMBA_ENABLE_CUDASIM="0")
+    proc = subprocess.run([sys.executable, os.path.join(HERE, "ptx_check.py")], env=env,
+                          capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    assert proc.stdout.count("bytes of PTX") == len(gpu_cases.CASES)
+
+
+def test_device_arrays_are_used_in_place():
+    from numba import cuda
+    s, args, ins, outs, ref = gpu_cases.vector_add()
+    mod = te.build(s, args, target="cuda")
+    d_in = [cuda.to_device(x) for x in ins]
+    d_out = cuda.device_array(outs[0].shape, outs[0].dtype)
+    mod(*d_in, d_out)
+    np.testing.assert_allclose(d_out.copy_to_host(), ref(*ins), rtol=1e-6)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_random_bound_schedules_agree_with_cpu_build(seed):
+    """A random split/fuse/bind of an elementwise or reduction stage agrees with the CPU."""
+    rng = np.random.default_rng(seed)
+    m, n = int(rng.integers(3, 9)), int(rng.integers(3, 12))
+    A = te.placeholder((m, n), name="A")
+    if seed % 2:
+        k = te.reduce_axis((0, n), "k")
+        B = te.compute((m,), lambda i: te.sum(A[i, k] * 2, axis=k), name="B")
+    else:
+        B = te.compute((m, n), lambda i, j: te.max(A[i, j], 0.25) - A[i, j] * A[i, j],
+                       name="B")
+    s = te.create_schedule(B.op)
+    axes = list(B.op.axis)
+    if len(axes) == 2 and rng.integers(2):
+        axes = [s[B].fuse(*axes)]
+    outer, inner = s[B].split(axes[0], factor=int(rng.integers(2, 6)))
+    s[B].bind(outer, te.thread_axis("blockIdx.x"))
+    s[B].bind(inner, te.thread_axis("threadIdx.x"))
+    if len(axes) == 2:
+        jo, ji = s[B].split(axes[1], nparts=int(rng.integers(1, 4)))
+        s[B].bind(jo, te.thread_axis("blockIdx.y"))
+    a = rng.uniform(-1, 1, (m, n)).astype("float32")
+    gpu_out = np.empty([int(d.value) for d in B.shape], "float32")
+    te.build(s, [A, B], target="cuda")(a, gpu_out)
+    cpu_out = np.empty_like(gpu_out)
+    te.build(te.create_schedule(B.op), [A, B], target="llvm")(a, cpu_out)
+    ref = (a * 2).sum(1) if seed % 2 else np.maximum(a, 0.25) - a * a
+    np.testing.assert_allclose(gpu_out, cpu_out, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(gpu_out, ref, rtol=1e-5, atol=1e-6)

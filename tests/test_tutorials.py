@@ -1,0 +1,24 @@
+"""Every numbered tutorial runs to the end, at small sizes, and its numpy checks pass."""
+import os
+import pathlib
+import subprocess
+import sys
+
+import pytest
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+TUTORIALS = sorted((ROOT / "tutorials").glob("[0-9]*.py"))
+
+
+def test_tutorials_exist():
+    assert TUTORIALS, f"no tutorials found in {ROOT / 'tutorials'}"
+
+
+@pytest.mark.parametrize("path", TUTORIALS, ids=[p.name for p in TUTORIALS])
+def test_tutorial_runs(path):
+    env = dict(os.environ, TW_TUTORIAL_SMALL="1")
+    proc = subprocess.run([sys.executable, str(path)], cwd=ROOT, env=env, capture_output=True,
+                          text=True, timeout=300)
+    assert proc.returncode == 0, (
+        f"{path.name} exited with status {proc.returncode}\n"
+        f"--- stdout ---\n{proc.stdout[-6000:]}\n--- stderr ---\n{proc.stderr[-6000:]}")
