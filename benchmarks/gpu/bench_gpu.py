@@ -1,0 +1,207 @@
+"""GPU check: every GPU test kernel at full size against numpy/cuBLAS, then GFLOP/s and ratios
+against cuBLAS/cuDNN (through PyTorch or CuPy, whichever is installed) for GEMM 4096^3 float32
+and TVM's conv2d tutorial problem (batch 256, 256->512 channels, 14x14, 3x3, pad 1).
+
+    python benchmarks/gpu/bench_gpu.py            # on a machine with an NVIDIA GPU
+    NUMBA_ENABLE_CUDASIM=1 python benchmarks/gpu/bench_gpu.py --small   # a dry run anywhere
+
+TF32 is turned off for the vendor libraries so that both sides compute in float32.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import statistics
+import sys
+import time
+import traceback
+
+import numpy as np
+
+# Older numba-cuda releases register an overload for np.row_stack, which numpy 2.4 removed;
+# give them the alias so that this script runs on such machines (it changes nothing else).
+if not hasattr(np, "row_stack"):
+    np.row_stack = np.vstack
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, ROOT)
+sys.path.insert(0, os.path.join(ROOT, "tests", "codegen_cuda"))
+
+import te  # noqa: E402
+import gpu_cases  # noqa: E402
+
+
+def versions():
+    import numba
+    print(f"python {platform.python_version()}, numpy {np.__version__}, numba {numba.__version__}")
+    try:
+        import numba_cuda
+        print(f"numba-cuda {getattr(numba_cuda, '__version__', '?')}")
+    except ImportError:
+        pass
+    for name in ("torch", "cupy"):
+        try:
+            mod = __import__(name)
+            print(f"{name} {mod.__version__}")
+        except Exception:                                   # noqa: BLE001
+            print(f"{name} not installed")
+    if os.environ.get("NUMBA_ENABLE_CUDASIM") != "1":
+        from numba import cuda
+        dev = cuda.get_current_device()
+        print(f"GPU {dev.name.decode() if isinstance(dev.name, bytes) else dev.name}, "
+              f"compute capability {dev.compute_capability}")
+
+
+def vendor():
+    """(name, matmul(a, b) on device arrays, conv2d NCHW fn, to_device, sync) or None."""
+    try:
+        import torch
+        if torch.cuda.is_available():
+            torch.backends.cuda.matmul.allow_tf32 = False
+            torch.backends.cudnn.allow_tf32 = False
+            return ("torch", torch.matmul, torch.nn.functional.conv2d,
+                    lambda x: torch.from_numpy(x).cuda(), torch.cuda.synchronize)
+    except ImportError:
+        pass
+    try:
+        import cupy
+        return ("cupy", cupy.matmul, None, cupy.asarray, cupy.cuda.Device().synchronize)
+    except ImportError:
+        return None
+
+
+def timeit(fn, sync, repeat=10):
+    fn()
+    sync()
+    times = []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        fn()
+        sync()
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times)
+
+
+def check_cases(small):
+    """Every GPU test case, at a larger size on the GPU, against numpy."""
+    big = {} if small else {
+        "vector_add": dict(scale=10000),
+        "fused_elementwise_2d": dict(scale=200),
+        "int_and_half": dict(scale=1000),
+        "row_sum_cross_thread": dict(scale=40),
+        "max_reduce_per_thread": dict(scale=300),
+        "gemm_shared_local": dict(M=512, K=256, N=512, tile=16, step=8, reg=4),
+        "conv2d_hwcn": dict(batch=64, in_channel=32, out_channel=64, in_size=14, tile=8,
+                            num_thread=8, step=8, vthread=2),
+    }
+    for case in gpu_cases.CASES:
+        try:
+            t0 = time.perf_counter()
+            s, args, ins, outs, ref = case(**big.get(case.__name__, {}))
+            mod = te.build(s, args, target="cuda")
+            mod(*ins, *outs)
+            expected = ref(*ins)
+            expected = expected if isinstance(expected, list) else [expected]
+            for o, e in zip(outs, expected):
+                np.testing.assert_allclose(o.astype("float64"), e.astype("float64"),
+                                           rtol=2e-3, atol=2e-3)
+            print(f"  {case.__name__:24s} ok   ({time.perf_counter() - t0:.1f} s with compile)")
+        except Exception:                                   # noqa: BLE001
+            print(f"  {case.__name__:24s} FAILED")
+            traceback.print_exc()
+
+
+def bench_gemm(size, vend, small):
+    from numba import cuda
+    cfg = dict(tile=16, step=8, reg=8) if not small else dict(tile=4, step=4, reg=2)
+    s, args, _, _, _ = gpu_cases.gemm_shared_local(M=size, K=size, N=size, **cfg)
+    t0 = time.perf_counter()
+    mod = te.build(s, args, target="cuda")
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal((size, size), dtype=np.float32)
+    b = rng.standard_normal((size, size), dtype=np.float32)
+    da, db = cuda.to_device(a), cuda.to_device(b)
+    dc = cuda.device_array((size, size), np.float32)
+    mod(da, db, dc)
+    cuda.synchronize()
+    print(f"  compile + first run {time.perf_counter() - t0:.1f} s")
+    c = dc.copy_to_host()
+    rows = rng.choice(size, 8, replace=False)
+    np.testing.assert_allclose(c[rows], a[rows] @ b, rtol=1e-3, atol=1e-2)
+    flops = 2.0 * size ** 3
+    t_ours = timeit(lambda: mod(da, db, dc), cuda.synchronize, repeat=5 if not small else 1)
+    print(f"  tensorweave GEMM {size}^3: {t_ours * 1e3:9.3f} ms  {flops / t_ours / 1e9:9.1f} GFLOP/s")
+    if vend is not None:
+        name, matmul, _, to_dev, sync = vend
+        va, vb = to_dev(a), to_dev(b)
+        t_v = timeit(lambda: matmul(va, vb), sync, repeat=10)
+        print(f"  {name} (cuBLAS, fp32, TF32 off): {t_v * 1e3:9.3f} ms  "
+              f"{flops / t_v / 1e9:9.1f} GFLOP/s")
+        print(f"  ratio tensorweave / cuBLAS = {t_v / t_ours:.3f}")
+
+
+def bench_conv(vend, small):
+    from numba import cuda
+    if small:
+        p = dict(batch=8, in_channel=4, out_channel=8, in_size=3, tile=2, num_thread=4, step=4,
+                 vthread=2)
+    else:
+        p = dict(batch=256, in_channel=256, out_channel=512, in_size=14, tile=8, num_thread=8,
+                 step=8, vthread=2)
+    s, args, _, _, _ = gpu_cases.conv2d_hwcn(**p)
+    t0 = time.perf_counter()
+    mod = te.build(s, args, target="cuda")
+    rng = np.random.default_rng(1)
+    n, ci, co, hw = p["batch"], p["in_channel"], p["out_channel"], p["in_size"]
+    a = rng.standard_normal((hw, hw, ci, n), dtype=np.float32)
+    w = (rng.standard_normal((3, 3, ci, co)) / np.sqrt(9 * ci)).astype(np.float32)
+    da, dw = cuda.to_device(a), cuda.to_device(w)
+    dout = cuda.device_array((hw, hw, co, n), np.float32)
+    mod(da, dw, dout)
+    cuda.synchronize()
+    print(f"  compile + first run {time.perf_counter() - t0:.1f} s")
+    flops = 2.0 * n * co * ci * 9 * hw * hw
+    t_ours = timeit(lambda: mod(da, dw, dout), cuda.synchronize, repeat=5 if not small else 1)
+    print(f"  tensorweave conv2d: {t_ours * 1e3:9.3f} ms  {flops / t_ours / 1e9:9.1f} GFLOP/s")
+    if vend is not None and vend[2] is not None:
+        import torch
+        name, _, conv, to_dev, sync = vend
+        x = to_dev(np.ascontiguousarray(a.transpose(3, 2, 0, 1)))       # HWCN -> NCHW
+        wt = to_dev(np.ascontiguousarray(w.transpose(3, 2, 0, 1)))      # HWIO -> OIHW
+        ref = conv(x, wt, padding=1)
+        ours = torch.from_numpy(dout.copy_to_host().transpose(3, 2, 0, 1).copy()).cuda()
+        err = (ours - ref).abs().max().item()
+        print(f"  max |tensorweave - cuDNN| = {err:.2e}")
+        assert err < 1e-2 * max(1.0, ref.abs().max().item())
+        t_v = timeit(lambda: conv(x, wt, padding=1), sync, repeat=10)
+        print(f"  {name} (cuDNN, fp32, TF32 off): {t_v * 1e3:9.3f} ms  "
+              f"{flops / t_v / 1e9:9.1f} GFLOP/s")
+        print(f"  ratio tensorweave / cuDNN = {t_v / t_ours:.3f}")
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--small", action="store_true", help="tiny sizes (simulator dry run)")
+    ap.add_argument("--gemm", type=int, default=4096)
+    ap.add_argument("--skip-cases", action="store_true")
+    args = ap.parse_args()
+    versions()
+    vend = None if args.small else vendor()
+    sections = [("GEMM", lambda: bench_gemm(32 if args.small else args.gemm, vend, args.small)),
+                ("conv2d (TVM GPU tutorial problem)", lambda: bench_conv(vend, args.small))]
+    if not args.skip_cases:
+        sections.insert(0, ("correctness of every GPU test kernel", lambda: check_cases(args.small)))
+    for title, fn in sections:
+        print(f"== {title}", flush=True)
+        try:
+            fn()
+        except Exception:                                   # noqa: BLE001
+            print(f"  {title} FAILED")
+            traceback.print_exc()
+        sys.stdout.flush()
+
+
+if __name__ == "__main__":
+    main()
