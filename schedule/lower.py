@@ -16,6 +16,7 @@ from . import config
 from .bound import infer_bound
 from .build_loops import schedule_ops
 from .inline import inline_bodies
+from .passes.inject_virtual_thread import inject_virtual_thread
 from .passes.simplify import simplify_stmt
 from .passes.storage_flatten import storage_flatten
 from .passes.unroll_loops import unroll_loops
@@ -26,6 +27,7 @@ from .stage import ScheduleError
 PASSES = (
     simplify_stmt,
     storage_flatten,
+    inject_virtual_thread,
     unroll_loops,
     vectorize_loops,
     simplify_stmt,
@@ -35,6 +37,7 @@ PASSES = (
 GPU_PASSES = (
     simplify_stmt,
     storage_flatten,
+    inject_virtual_thread,
     unroll_loops,
     simplify_stmt,
 )

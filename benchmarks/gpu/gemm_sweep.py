@@ -34,10 +34,15 @@ def main(size=4096):
     print(f"cuBLAS fp32: {flops / t_blas / 1e9:.0f} GFLOP/s")
     da, db = cuda.to_device(a), cuda.to_device(b)
     dc = cuda.device_array((size, size), np.float32)
-    for tile, step, reg in [(16, 8, 8), (16, 16, 8), (8, 8, 8), (16, 8, 4), (32, 8, 4)]:
+    configs = [("gemm_shared_local", dict(tile=16, step=8, reg=8)),
+               ("gemm_shared_local", dict(tile=16, step=8, reg=4)),
+               ("gemm_vthread", dict(num_thread=16, vthread=2, per_thread=4, step=8)),
+               ("gemm_vthread", dict(num_thread=16, vthread=2, per_thread=4, step=16)),
+               ("gemm_vthread", dict(num_thread=16, vthread=4, per_thread=2, step=8)),
+               ("gemm_vthread", dict(num_thread=8, vthread=2, per_thread=8, step=8))]
+    for name, cfg in configs:
         try:
-            s, args, *_ = gpu_cases.gemm_shared_local(M=size, K=size, N=size, tile=tile,
-                                                      step=step, reg=reg)
+            s, args, *_ = getattr(gpu_cases, name)(M=size, K=size, N=size, **cfg)
             mod = te.build(s, args, target="cuda")
             mod(da, db, dc)
             cuda.synchronize()
@@ -47,10 +52,10 @@ def main(size=4096):
             cuda.synchronize()
             t = (time.perf_counter() - t0) / 5
             ok = np.allclose(dc.copy_to_host()[:4], a[:4] @ b, rtol=1e-3, atol=1e-2)
-            print(f"tile={tile} step={step} reg={reg}: {flops / t / 1e9:8.0f} GFLOP/s "
-                  f"ratio {t_blas / t:.3f} correct={ok}", flush=True)
+            print(f"{name} {cfg}: {flops / t / 1e9:8.0f} GFLOP/s ratio {t_blas / t:.3f} "
+                  f"correct={ok}", flush=True)
         except Exception as err:                            # noqa: BLE001
-            print(f"tile={tile} step={step} reg={reg}: failed: {err}", flush=True)
+            print(f"{name} {cfg}: failed: {err}", flush=True)
 
 
 if __name__ == "__main__":

@@ -137,6 +137,52 @@ def gemm_shared_local(scale=1, M=64, K=48, N=64, tile=16, step=8, reg=2):
         lambda a, b: a @ b
 
 
+def gemm_vthread(scale=1, M=32, K=16, N=32, num_thread=4, vthread=2, per_thread=2, step=4):
+    """GEMM with virtual threads: each thread's outputs are strided by vthread blocks."""
+    k = te.reduce_axis((0, K), "k")
+    A = te.placeholder((M, K), name="A")
+    B = te.placeholder((K, N), name="B")
+    C = te.compute((M, N), lambda i, j: te.sum(A[i, k] * B[k, j], axis=k), name="C")
+    s = te.create_schedule(C.op)
+    AS = s.cache_read(A, "shared", [C])
+    BS = s.cache_read(B, "shared", [C])
+    AL = s.cache_read(AS, "local", [C])
+    BL = s.cache_read(BS, "local", [C])
+    CL = s.cache_write(C, "local")
+    block = vthread * num_thread * per_thread
+    by, yi = s[C].split(C.op.axis[0], factor=block)
+    bx, xi = s[C].split(C.op.axis[1], factor=block)
+    tyz, yi = s[C].split(yi, nparts=vthread)
+    txz, xi = s[C].split(xi, nparts=vthread)
+    ty, yi = s[C].split(yi, nparts=num_thread)
+    tx, xi = s[C].split(xi, nparts=num_thread)
+    s[C].reorder(by, bx, tyz, txz, ty, tx, yi, xi)
+    s[C].bind(by, te.thread_axis("blockIdx.y"))
+    s[C].bind(bx, te.thread_axis("blockIdx.x"))
+    s[C].bind(tyz, te.thread_axis((0, vthread), "vthread", name="vy"))
+    s[C].bind(txz, te.thread_axis((0, vthread), "vthread", name="vx"))
+    s[C].bind(ty, te.thread_axis("threadIdx.y"))
+    s[C].bind(tx, te.thread_axis("threadIdx.x"))
+    s[CL].compute_at(s[C], tx)
+    yo, xo = s[CL].op.axis
+    ko, ki = s[CL].split(s[CL].op.reduce_axis[0], factor=step)
+    s[CL].reorder(ko, ki, yo, xo)
+    for ax in (ki, yo, xo):
+        s[CL].unroll(ax)
+    s[AS].compute_at(s[CL], ko)
+    s[BS].compute_at(s[CL], ko)
+    s[AL].compute_at(s[CL], ki)
+    s[BL].compute_at(s[CL], ki)
+    for load in (AS, BS):
+        fused = s[load].fuse(*s[load].op.axis)
+        tyz, fused = s[load].split(fused, nparts=num_thread)
+        txz, fused = s[load].split(fused, nparts=num_thread)
+        s[load].bind(tyz, te.thread_axis("threadIdx.y"))
+        s[load].bind(txz, te.thread_axis("threadIdx.x"))
+    return s, [A, B, C], [_rand(M, K), _rand(K, N)], [np.empty((M, N), "float32")], \
+        lambda a, b: a @ b
+
+
 def conv2d_hwcn(scale=1, batch=8, in_channel=4, out_channel=8, in_size=3, kernel=3, pad=1,
                 stride=1, tile=2, num_thread=4, step=4, vthread=2):
     """TVM's 'How to optimize convolution on GPU' schedule (HWCN layout)."""
@@ -229,4 +275,4 @@ def conv2d_hwcn(scale=1, batch=8, in_channel=4, out_channel=8, in_size=3, kernel
 
 
 CASES = [vector_add, fused_elementwise_2d, int_and_half, row_sum_cross_thread,
-         max_reduce_per_thread, gemm_shared_local, conv2d_hwcn]
+         max_reduce_per_thread, gemm_shared_local, gemm_vthread, conv2d_hwcn]
