@@ -115,8 +115,9 @@ def check_cases(small):
 
 def bench_gemm(size, vend, small):
     from numba import cuda
-    cfg = dict(tile=16, step=8, reg=8) if not small else dict(tile=4, step=4, reg=2)
-    s, args, _, _, _ = gpu_cases.gemm_shared_local(M=size, K=size, N=size, **cfg)
+    cfg = dict(num_thread=16, vthread=2, per_thread=4, step=16) if not small else \
+        dict(num_thread=4, vthread=2, per_thread=2, step=4)
+    s, args, _, _, _ = gpu_cases.gemm_vthread(M=size, K=size, N=size, **cfg)
     t0 = time.perf_counter()
     mod = te.build(s, args, target="cuda")
     rng = np.random.default_rng(0)
