@@ -163,8 +163,14 @@ class CudaEmitter:
         raise CudaCodegenError("cuda codegen: let expressions are not supported")
 
     def e_BufferLoad(self, e):
-        v = f"{self.names(e.buffer, e.buffer.name)}[{self.expr(e.indices[0])}]"
+        v = f"{self.names(e.buffer, e.buffer.name)}[{self.index(e.indices[0])}]"
         return f"f32({v})" if e.buffer.dtype == "float16" else v
+
+    def index(self, e) -> str:
+        """An element index; unsigned, so that numba skips its negative-index wraparound."""
+        if isinstance(e, IntImm):
+            return str(e.value)
+        return f"u64({self.expr(e)})"
 
     def e_Ramp(self, e):
         raise CudaCodegenError("cuda codegen: vector expressions are not supported")
@@ -202,7 +208,7 @@ class CudaEmitter:
         if s.buffer.dtype == "float16":
             value = f"f16({value})"
         name = self.names(s.buffer, s.buffer.name)
-        self.emit(f"{name}[{self.expr(s.indices[0])}] = {value}", indent)
+        self.emit(f"{name}[{self.index(s.indices[0])}] = {value}", indent)
 
     def s_IfThenElse(self, s, indent):
         self.emit(f"if {self.expr(s.condition)}:", indent)

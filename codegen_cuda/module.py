@@ -50,8 +50,9 @@ def _is_gpu_array(x):
 
 def _gpu_view(arg, name):
     if not _is_gpu_array(arg):
-        if isinstance(arg, np.ndarray) or hasattr(arg, "__array_interface__"):
-            return as_array_view(arg, name)
+        if hasattr(arg, "__array_interface__"):
+            # A numpy view of a te.nd.NDArray's memory, so that outputs are copied back into it
+            return as_array_view(np.asarray(arg), name)
         raise ArgumentError(f"argument {name} must be a numpy array or a GPU array (numba device "
                             "array, or any object with __cuda_array_interface__), got "
                             f"{type(arg).__name__}")
