@@ -6,6 +6,7 @@ check compiles every case's kernels for sm_90. ``scale`` grows the problems for 
 import numpy as np
 
 import te
+from nn.ops import gpu
 
 RNG = np.random.default_rng(0)
 
@@ -138,49 +139,74 @@ def gemm_shared_local(scale=1, M=64, K=48, N=64, tile=16, step=8, reg=2):
 
 
 def gemm_vthread(scale=1, M=32, K=16, N=32, num_thread=4, vthread=2, per_thread=2, step=4):
-    """GEMM with virtual threads: each thread's outputs are strided by vthread blocks."""
+    """GEMM with nn.ops.gpu.schedule_matmul: shared/local staging and virtual threads."""
     k = te.reduce_axis((0, K), "k")
     A = te.placeholder((M, K), name="A")
     B = te.placeholder((K, N), name="B")
     C = te.compute((M, N), lambda i, j: te.sum(A[i, k] * B[k, j], axis=k), name="C")
-    s = te.create_schedule(C.op)
-    AS = s.cache_read(A, "shared", [C])
-    BS = s.cache_read(B, "shared", [C])
-    AL = s.cache_read(AS, "local", [C])
-    BL = s.cache_read(BS, "local", [C])
-    CL = s.cache_write(C, "local")
-    block = vthread * num_thread * per_thread
-    by, yi = s[C].split(C.op.axis[0], factor=block)
-    bx, xi = s[C].split(C.op.axis[1], factor=block)
-    tyz, yi = s[C].split(yi, nparts=vthread)
-    txz, xi = s[C].split(xi, nparts=vthread)
-    ty, yi = s[C].split(yi, nparts=num_thread)
-    tx, xi = s[C].split(xi, nparts=num_thread)
-    s[C].reorder(by, bx, tyz, txz, ty, tx, yi, xi)
-    s[C].bind(by, te.thread_axis("blockIdx.y"))
-    s[C].bind(bx, te.thread_axis("blockIdx.x"))
-    s[C].bind(tyz, te.thread_axis((0, vthread), "vthread", name="vy"))
-    s[C].bind(txz, te.thread_axis((0, vthread), "vthread", name="vx"))
-    s[C].bind(ty, te.thread_axis("threadIdx.y"))
-    s[C].bind(tx, te.thread_axis("threadIdx.x"))
-    s[CL].compute_at(s[C], tx)
-    yo, xo = s[CL].op.axis
-    ko, ki = s[CL].split(s[CL].op.reduce_axis[0], factor=step)
-    s[CL].reorder(ko, ki, yo, xo)
-    for ax in (ki, yo, xo):
-        s[CL].unroll(ax)
-    s[AS].compute_at(s[CL], ko)
-    s[BS].compute_at(s[CL], ko)
-    s[AL].compute_at(s[CL], ki)
-    s[BL].compute_at(s[CL], ki)
-    for load in (AS, BS):
-        fused = s[load].fuse(*s[load].op.axis)
-        tyz, fused = s[load].split(fused, nparts=num_thread)
-        txz, fused = s[load].split(fused, nparts=num_thread)
-        s[load].bind(tyz, te.thread_axis("threadIdx.y"))
-        s[load].bind(txz, te.thread_axis("threadIdx.x"))
+    s = gpu.schedule_matmul(C, num_thread=num_thread, vthread=vthread, per_thread=per_thread,
+                            step=step)
     return s, [A, B, C], [_rand(M, K), _rand(K, N)], [np.empty((M, N), "float32")], \
         lambda a, b: a @ b
+
+
+def softmax_rows(scale=1, rows=5, cols=40):
+    """Softmax from default schedules: a max reduce, an exp-sum reduce and an elementwise."""
+    A = te.placeholder((rows * scale, cols), name="A")
+    k1 = te.reduce_axis((0, cols), "k1")
+    M = te.compute((rows * scale,), lambda i: te.max(A[i, k1], axis=k1), name="M")
+    E = te.compute((rows * scale, cols), lambda i, j: te.exp(A[i, j] - M[i]), name="E")
+    k2 = te.reduce_axis((0, cols), "k2")
+    S = te.compute((rows * scale,), lambda i: te.sum(E[i, k2], axis=k2), name="S")
+    P = te.compute((rows * scale, cols), lambda i, j: E[i, j] / S[i], name="P")
+    s = _softmax_schedule(M, E, S, P)
+
+    def ref(a):
+        e = np.exp(a - a.max(1, keepdims=True))
+        return e / e.sum(1, keepdims=True)
+    return s, [A, P], [_rand(rows * scale, cols)], [np.empty((rows * scale, cols), "float32")], \
+        ref
+
+
+def default_schedules(scale=1, rows=6, cols=50):
+    """nn.ops.gpu.schedule_reduce and schedule_injective on a norm and a broadcast."""
+    A = te.placeholder((rows * scale, cols), name="A")
+    k = te.reduce_axis((0, cols), "k")
+    Sq = te.compute((rows * scale, cols), lambda i, j: A[i, j] * A[i, j], name="Sq")
+    N = te.compute((rows * scale,), lambda i: te.sum(Sq[i, k], axis=k), name="N")
+    s = gpu.schedule_reduce(N, num_thread=16, rows_per_block=4)
+    a = _rand(rows * scale, cols)
+    return s, [A, N], [a], [np.empty(rows * scale, "float32")], lambda a: (a * a).sum(1)
+
+
+def default_injective(scale=1, m=7, n=33):
+    A = te.placeholder((m * scale, n), name="A")
+    b = te.placeholder((n,), name="b")
+    T = te.compute((m * scale, n), lambda i, j: A[i, j] + b[j], name="T")
+    R = te.compute((m * scale, n), lambda i, j: te.max(T[i, j], 0.0), name="R")
+    s = gpu.schedule_injective(R, num_thread=64)
+    return s, [A, b, R], [_rand(m * scale, n), _rand(n)], [np.empty((m * scale, n), "float32")], \
+        lambda a, b: np.maximum(a + b, 0)
+
+
+def _softmax_schedule(M, E, S, P):
+    s = te.create_schedule(P.op)
+    s[E].compute_inline()
+    for T in (M, S):
+        ko, ki = s[T].split(s[T].op.reduce_axis[0], factor=8)
+        rf = s.rfactor(T, ki)
+        bx, ty = s[T].split(s[T].op.axis[0], factor=2)
+        s[T].bind(bx, te.thread_axis("blockIdx.x"))
+        s[T].bind(ty, te.thread_axis("threadIdx.y"))
+        tx = te.thread_axis("threadIdx.x")
+        s[T].bind(s[T].op.reduce_axis[0], tx)
+        s[rf].compute_at(s[T], s[T].op.reduce_axis[0])
+        s[T].set_store_predicate(tx.var.equal(0))
+    fused = s[P].fuse(*s[P].op.axis)
+    bx, tx = s[P].split(fused, factor=64)
+    s[P].bind(bx, te.thread_axis("blockIdx.x"))
+    s[P].bind(tx, te.thread_axis("threadIdx.x"))
+    return s
 
 
 def conv2d_hwcn(scale=1, batch=8, in_channel=4, out_channel=8, in_size=3, kernel=3, pad=1,
@@ -204,62 +230,8 @@ def conv2d_hwcn(scale=1, batch=8, in_channel=4, out_channel=8, in_size=3, kernel
             Apad[yy * stride + ry, xx * stride + rx, rc, nn] * W[ry, rx, rc, ff],
             axis=[ry, rx, rc]),
         name="B")
-    s = te.create_schedule(B.op)
-    s[Apad].compute_inline()
-    AA = s.cache_read(Apad, "shared", [B])
-    WW = s.cache_read(W, "shared", [B])
-    AL = s.cache_read(AA, "local", [B])
-    WL = s.cache_read(WW, "local", [B])
-    BL = s.cache_write(B, "local")
-    block_factor = tile * num_thread
-    block_x = te.thread_axis("blockIdx.x")
-    block_y = te.thread_axis("blockIdx.y")
-    block_z = te.thread_axis("blockIdx.z")
-    thread_x = te.thread_axis((0, num_thread), "threadIdx.x")
-    thread_y = te.thread_axis((0, num_thread), "threadIdx.y")
-    thread_xz = te.thread_axis((0, vthread), "vthread", name="vx")
-    thread_yz = te.thread_axis((0, vthread), "vthread", name="vy")
-    hi, wi, fi, ni = s[B].op.axis
-    bz = s[B].fuse(hi, wi)
-    by, fi = s[B].split(fi, factor=block_factor)
-    bx, ni = s[B].split(ni, factor=block_factor)
-    tyz, fi = s[B].split(fi, nparts=vthread)
-    txz, ni = s[B].split(ni, nparts=vthread)
-    ty, fi = s[B].split(fi, nparts=num_thread)
-    tx, ni = s[B].split(ni, nparts=num_thread)
-    s[B].reorder(bz, by, bx, tyz, txz, ty, tx, fi, ni)
-    s[B].bind(bz, block_z)
-    s[B].bind(by, block_y)
-    s[B].bind(bx, block_x)
-    s[B].bind(tyz, thread_yz)
-    s[B].bind(txz, thread_xz)
-    s[B].bind(ty, thread_y)
-    s[B].bind(tx, thread_x)
-    s[BL].compute_at(s[B], tx)
-    yi, xi, fi, ni = s[BL].op.axis
-    ry, rx, rc = s[BL].op.reduce_axis
-    rco, rci = s[BL].split(rc, factor=step)
-    s[BL].reorder(rco, ry, rx, rci, fi, ni)
-    s[AA].compute_at(s[BL], rx)
-    s[WW].compute_at(s[BL], rx)
-    s[AL].compute_at(s[BL], rci)
-    s[WL].compute_at(s[BL], rci)
-    yi, xi, ci, ni = s[AA].op.axis
-    ty, ci = s[AA].split(ci, nparts=num_thread)
-    tx, ni = s[AA].split(ni, nparts=num_thread)
-    _, ni = s[AA].split(ni, factor=4)
-    s[AA].reorder(ty, tx, yi, xi, ci, ni)
-    s[AA].bind(ty, thread_y)
-    s[AA].bind(tx, thread_x)
-    s[AA].vectorize(ni)
-    yi, xi, ci, fi = s[WW].op.axis
-    ty, ci = s[WW].split(ci, nparts=num_thread)
-    tx, fi = s[WW].split(fi, nparts=num_thread)
-    _, fi = s[WW].split(fi, factor=4)
-    s[WW].reorder(ty, tx, yi, xi, ci, fi)
-    s[WW].bind(ty, thread_y)
-    s[WW].bind(tx, thread_x)
-    s[WW].vectorize(fi)
+    s = gpu.schedule_conv2d_hwcn(B, tile=tile, num_thread=num_thread, vthread=vthread,
+                                 step=step)
 
     def ref(a, w):
         ap = np.pad(a, ((pad, pad), (pad, pad), (0, 0), (0, 0)))
@@ -275,4 +247,5 @@ def conv2d_hwcn(scale=1, batch=8, in_channel=4, out_channel=8, in_size=3, kernel
 
 
 CASES = [vector_add, fused_elementwise_2d, int_and_half, row_sum_cross_thread,
-         max_reduce_per_thread, gemm_shared_local, gemm_vthread, conv2d_hwcn]
+         max_reduce_per_thread, gemm_shared_local, gemm_vthread, softmax_rows,
+         default_schedules, default_injective, conv2d_hwcn]

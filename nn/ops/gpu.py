@@ -1,0 +1,153 @@
+"""Default GPU schedules: elementwise, reductions, matrix multiply and conv2d (HWCN).
+
+Each takes the output tensor(s) of a te computation of the documented shape and returns a
+schedule for ``te.build(..., target="cuda")``. The parameters are the tile sizes; the defaults
+were measured on an H200 (see the README's GPU figures).
+"""
+from __future__ import annotations
+
+import te
+from te.tensor import ComputeOp
+
+
+def _bind_1d(s, T, axis, num_thread):
+    bx, tx = s[T].split(axis, factor=num_thread)
+    s[T].bind(bx, te.thread_axis("blockIdx.x"))
+    s[T].bind(tx, te.thread_axis("threadIdx.x"))
+
+
+def _inline_producers(s, out_ops):
+    for stage in s.stages:
+        op = stage.op
+        if isinstance(op, ComputeOp) and op not in out_ops and not op.is_reduction:
+            stage.compute_inline()
+
+
+def schedule_injective(outs, num_thread=256):
+    """Elementwise/broadcast outputs: intermediate stages inlined; each output's axes fused and
+    spread over blocks of ``num_thread`` threads."""
+    outs = outs if isinstance(outs, (list, tuple)) else [outs]
+    s = te.create_schedule([o.op for o in outs])
+    _inline_producers(s, [s[o].op for o in outs])
+    for o in outs:
+        fused = s[o].fuse(*s[o].op.axis)
+        _bind_1d(s, o, fused, num_thread)
+    return s
+
+
+def schedule_reduce(out, num_thread=32, rows_per_block=8):
+    """A reduction over its last axes: the reduction is split across ``num_thread`` threads
+    (rfactor + a cross-thread combine) and ``rows_per_block`` outputs share a block."""
+    s = te.create_schedule(out.op)
+    _inline_producers(s, [s[out].op])
+    op = s[out].op
+    reduce_axes = list(op.reduce_axis)
+    k = s[out].fuse(*reduce_axes) if len(reduce_axes) > 1 else reduce_axes[0]
+    _, ki = s[out].split(k, factor=num_thread)
+    rf = s.rfactor(out, ki)
+    data = list(s[out].op.axis)
+    fused = s[out].fuse(*data) if len(data) > 1 else data[0]
+    bx, ty = s[out].split(fused, factor=rows_per_block)
+    s[out].bind(bx, te.thread_axis("blockIdx.x"))
+    s[out].bind(ty, te.thread_axis("threadIdx.y"))
+    tx = te.thread_axis("threadIdx.x")
+    s[out].bind(s[out].op.reduce_axis[0], tx)
+    s[rf].compute_at(s[out], s[out].op.reduce_axis[0])
+    s[out].set_store_predicate(tx.var.equal(0))
+    return s
+
+
+def schedule_matmul(C, num_thread=16, vthread=2, per_thread=4, step=16):
+    """``C[i, j] = sum_k A[i, k] * B[k, j]``: blocks of (vthread*num_thread*per_thread)^2
+    outputs; A and B tiles staged through shared memory, fragments through registers, the
+    outputs of each thread interleaved over ``vthread`` virtual threads."""
+    s = te.create_schedule(C.op)
+    A, B = C.op.input_tensors()
+    AS = s.cache_read(A, "shared", [C])
+    BS = s.cache_read(B, "shared", [C])
+    AL = s.cache_read(AS, "local", [C])
+    BL = s.cache_read(BS, "local", [C])
+    CL = s.cache_write(C, "local")
+    block = vthread * num_thread * per_thread
+    by, yi = s[C].split(C.op.axis[0], factor=block)
+    bx, xi = s[C].split(C.op.axis[1], factor=block)
+    tyz, yi = s[C].split(yi, nparts=vthread)
+    txz, xi = s[C].split(xi, nparts=vthread)
+    ty, yi = s[C].split(yi, nparts=num_thread)
+    tx, xi = s[C].split(xi, nparts=num_thread)
+    s[C].reorder(by, bx, tyz, txz, ty, tx, yi, xi)
+    s[C].bind(by, te.thread_axis("blockIdx.y"))
+    s[C].bind(bx, te.thread_axis("blockIdx.x"))
+    s[C].bind(tyz, te.thread_axis((0, vthread), "vthread", name="vy"))
+    s[C].bind(txz, te.thread_axis((0, vthread), "vthread", name="vx"))
+    s[C].bind(ty, te.thread_axis("threadIdx.y"))
+    s[C].bind(tx, te.thread_axis("threadIdx.x"))
+    s[CL].compute_at(s[C], tx)
+    yo, xo = s[CL].op.axis
+    ko, ki = s[CL].split(s[CL].op.reduce_axis[0], factor=step)
+    s[CL].reorder(ko, ki, yo, xo)
+    for ax in (ki, yo, xo):
+        s[CL].unroll(ax)
+    s[AS].compute_at(s[CL], ko)
+    s[BS].compute_at(s[CL], ko)
+    s[AL].compute_at(s[CL], ki)
+    s[BL].compute_at(s[CL], ki)
+    for load in (AS, BS):
+        fused = s[load].fuse(*s[load].op.axis)
+        ty_, fused = s[load].split(fused, nparts=num_thread)
+        tx_, fused = s[load].split(fused, nparts=num_thread)
+        s[load].bind(ty_, te.thread_axis("threadIdx.y"))
+        s[load].bind(tx_, te.thread_axis("threadIdx.x"))
+    return s
+
+
+def schedule_conv2d_hwcn(B, tile=8, num_thread=8, vthread=2, step=8):
+    """The schedule of TVM's 'How to optimize convolution on GPU' for
+    ``B[y, x, f, n] = sum_{ry, rx, rc} Apad[y*stride+ry, x*stride+rx, rc, n] * W[ry, rx, rc, f]``
+    with a padding stage ``Apad`` (inlined) and weights ``W``."""
+    s = te.create_schedule(B.op)
+    Apad, W = B.op.input_tensors()
+    s[Apad].compute_inline()
+    AA = s.cache_read(Apad, "shared", [B])
+    WW = s.cache_read(W, "shared", [B])
+    AL = s.cache_read(AA, "local", [B])
+    WL = s.cache_read(WW, "local", [B])
+    BL = s.cache_write(B, "local")
+    block_factor = tile * num_thread
+    thread_x = te.thread_axis((0, num_thread), "threadIdx.x")
+    thread_y = te.thread_axis((0, num_thread), "threadIdx.y")
+    hi, wi, fi, ni = s[B].op.axis
+    bz = s[B].fuse(hi, wi)
+    by, fi = s[B].split(fi, factor=block_factor)
+    bx, ni = s[B].split(ni, factor=block_factor)
+    tyz, fi = s[B].split(fi, nparts=vthread)
+    txz, ni = s[B].split(ni, nparts=vthread)
+    ty, fi = s[B].split(fi, nparts=num_thread)
+    tx, ni = s[B].split(ni, nparts=num_thread)
+    s[B].reorder(bz, by, bx, tyz, txz, ty, tx, fi, ni)
+    s[B].bind(bz, te.thread_axis("blockIdx.z"))
+    s[B].bind(by, te.thread_axis("blockIdx.y"))
+    s[B].bind(bx, te.thread_axis("blockIdx.x"))
+    s[B].bind(tyz, te.thread_axis((0, vthread), "vthread", name="vy"))
+    s[B].bind(txz, te.thread_axis((0, vthread), "vthread", name="vx"))
+    s[B].bind(ty, thread_y)
+    s[B].bind(tx, thread_x)
+    s[BL].compute_at(s[B], tx)
+    yi, xi, fi, ni = s[BL].op.axis
+    ry, rx, rc = s[BL].op.reduce_axis
+    rco, rci = s[BL].split(rc, factor=step)
+    s[BL].reorder(rco, ry, rx, rci, fi, ni)
+    s[AA].compute_at(s[BL], rx)
+    s[WW].compute_at(s[BL], rx)
+    s[AL].compute_at(s[BL], rci)
+    s[WL].compute_at(s[BL], rci)
+    for load in (AA, WW):
+        yi, xi, ci, last = s[load].op.axis
+        ty, ci = s[load].split(ci, nparts=num_thread)
+        tx, last = s[load].split(last, nparts=num_thread)
+        _, last = s[load].split(last, factor=4)
+        s[load].reorder(ty, tx, yi, xi, ci, last)
+        s[load].bind(ty, thread_y)
+        s[load].bind(tx, thread_x)
+        s[load].vectorize(last)
+    return s
