@@ -124,7 +124,10 @@ class Emitter:
         is_float = dtypes.is_float(src)
         signed = dtypes.is_signed(src)
         if cls in ARITH:
-            return getattr(self.b, ARITH[cls][1 if is_float else 0])(a, b)
+            if is_float:
+                # 'contract' lets LLVM fuse a * b + c into one FMA (clang's -ffp-contract=on)
+                return getattr(self.b, ARITH[cls][1])(a, b, flags=("contract",))
+            return getattr(self.b, ARITH[cls][0])(a, b)
         if cls in COMPARE:
             op = COMPARE[cls]
             if is_float:
@@ -420,9 +423,9 @@ class Emitter:
             return
         begin = self.expr(s.min)
         extent = self.expr(s.extent)
-        self._loop(s.loop_var, begin, self.b.add(begin, extent), s.body, s.extent)
+        self._loop(s.loop_var, begin, self.b.add(begin, extent), s.body, s.extent, s.min)
 
-    def _loop(self, var, begin, end, body, extent_expr=None):
+    def _loop(self, var, begin, end, body, extent_expr=None, begin_expr=None):
         b = self.b
         t = begin.type
         pre = b.block
@@ -436,8 +439,10 @@ class Emitter:
         b.cbranch(b.icmp_signed("<", phi, end), loop, done)
         b.position_at_end(loop)
         self.ctx.vars[var] = phi
-        self.ctx.ranges[var] = (0, extent_expr.value - 1) if isinstance(extent_expr, IntImm) \
-            else (0, INF)
+        lo = const_bounds(begin_expr, self.ctx.ranges)[0] if begin_expr is not None else 0
+        hi = (const_bounds(begin_expr, self.ctx.ranges)[1] + extent_expr.value - 1
+              if isinstance(extent_expr, IntImm) and begin_expr is not None else INF)
+        self.ctx.ranges[var] = (lo, hi)
         self.stmt(body)
         self.ctx.ranges.pop(var, None)
         nxt = b.add(phi, ir.Constant(t, 1))

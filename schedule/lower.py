@@ -17,6 +17,7 @@ from .bound import infer_bound
 from .build_loops import schedule_ops
 from .inline import inline_bodies
 from .passes.inject_virtual_thread import inject_virtual_thread
+from .passes.loop_partition import loop_partition
 from .passes.simplify import simplify_stmt
 from .passes.storage_flatten import storage_flatten
 from .passes.unroll_loops import unroll_loops
@@ -28,6 +29,7 @@ PASSES = (
     simplify_stmt,
     storage_flatten,
     inject_virtual_thread,
+    loop_partition,
     unroll_loops,
     vectorize_loops,
     simplify_stmt,
@@ -38,6 +40,7 @@ GPU_PASSES = (
     simplify_stmt,
     storage_flatten,
     inject_virtual_thread,
+    loop_partition,
     unroll_loops,
     simplify_stmt,
 )

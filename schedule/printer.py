@@ -118,7 +118,8 @@ def _stmt_lines(s, indent, out):
             out.append(f"{pad}# pragma {key}" + ("" if value is None else f" = {value}"))
         rng = expr_str(s.extent)
         if not (isinstance(s.min, IntImm) and s.min.value == 0):
-            rng = f"{expr_str(s.min)}, {expr_str(s.min + s.extent)}"
+            from .simplify import simplify
+            rng = f"{expr_str(s.min)}, {expr_str(simplify(s.min + s.extent))}"
         if s.kind == ForKind.THREAD_BINDING:
             rng = f'{rng}, "{s.thread_tag}"'
         out.append(f"{pad}for {_name(s.loop_var)} in {_KIND[s.kind]}({rng}):")

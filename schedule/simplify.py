@@ -17,6 +17,7 @@ from te.expr import (Add, And, Binary, Call, Cast, Div, EQ, Expr, FloatImm, Floo
                      GE, GT, IntImm, LE, LT, Max, Min, Mod, Mul, NE, Not, Or, Select, Sub, Var,
                      cast, const)
 from te.functor import ExprMutator
+from te.tensor import is_size_var
 
 INF = float("inf")
 
@@ -55,7 +56,10 @@ def const_bounds(e, ranges) -> tuple:
     if isinstance(e, IntImm):
         return (e.value, e.value)
     if isinstance(e, Var):
-        return ranges.get(e, (-INF, INF))
+        got = ranges.get(e)
+        if got is not None:
+            return got
+        return (0, INF) if is_size_var(e) else (-INF, INF)
     if isinstance(e, Add):
         a, b = const_bounds(e.a, ranges), const_bounds(e.b, ranges)
         return (a[0] + b[0], a[1] + b[1])
@@ -298,6 +302,10 @@ class Simplifier(ExprMutator):
         """-1 if a <= b always, 1 if a >= b always, 0 if unknown (integers)."""
         if not (_is_int(a) and _is_int(b)):
             return 0
+        if isinstance(a, FloorDiv) and isinstance(b, FloorDiv) and \
+                isinstance(a.b, IntImm) and isinstance(b.b, IntImm) and \
+                a.b.value == b.b.value and a.b.value > 0:
+            return self._order(a.a, b.a)          # floordiv by c > 0 is monotonic
         lo, hi = self.bounds(Linear.of(a).add(Linear.of(b), -1).to_expr(a.dtype))
         if hi <= 0:
             return -1

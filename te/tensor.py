@@ -80,6 +80,7 @@ class IterVar:
 
 
 _REDUCE_VARS = weakref.WeakSet()
+_SIZE_VARS = weakref.WeakSet()      # vars used as tensor dimensions: sizes, never negative
 
 
 def var(name="v", dtype="int32") -> Var:
@@ -111,6 +112,11 @@ def thread_axis(dom=None, tag="", name=""):
 
 def is_reduce_var(v) -> bool:
     return v in _REDUCE_VARS
+
+
+def is_size_var(v) -> bool:
+    """Whether ``v`` is a tensor dimension somewhere (so it is >= 0)."""
+    return v in _SIZE_VARS
 
 
 @dataclass(frozen=True, eq=False, repr=False)
@@ -247,6 +253,8 @@ def _shape(shape, what):
     out = []
     for pos, s in enumerate(shape):
         e = convert(s)
+        if isinstance(e, Var):
+            _SIZE_VARS.add(e)
         if not dtypes.is_int(e.dtype):
             raise TEError(f"{what}: shape entry {pos} is {e} of dtype {e.dtype}; "
                           "shapes must be integers or integer te.var")

@@ -5,7 +5,7 @@ from te.expr import Expr, IntImm
 
 from ..functor import IRMutator, substitute
 from ..ir import For, ForKind, IfThenElse, seq
-from ..simplify import INF, Simplifier
+from ..simplify import Simplifier
 
 
 class _Simplify(IRMutator):
@@ -14,20 +14,22 @@ class _Simplify(IRMutator):
 
     def visit_For(self, node):
         extent = self.simp.visit(node.extent)
+        lo = self.simp.visit(node.min)
         if isinstance(extent, IntImm):
             if extent.value <= 0:
                 return seq()
             if extent.value == 1 and node.kind != ForKind.THREAD_BINDING and \
                     not node.annotations:
-                return self.visit(substitute(node.body, {node.loop_var: node.min}))
-            self.simp.ranges[node.loop_var] = (0, extent.value - 1)
-        else:
-            self.simp.ranges[node.loop_var] = (0, INF)
+                return self.visit(substitute(node.body, {node.loop_var: lo}))
+        lo_b = self.simp.bounds(lo)
+        hi_b = self.simp.bounds(lo + extent - 1) if not isinstance(extent, IntImm) else \
+            (lo_b[1] + extent.value - 1, lo_b[1] + extent.value - 1)
+        self.simp.ranges[node.loop_var] = (lo_b[0], hi_b[1])
         body = self.visit(node.body)
         self.simp.ranges.pop(node.loop_var, None)
-        if body is node.body and extent is node.extent:
+        if body is node.body and extent is node.extent and lo is node.min:
             return node
-        return For(node.loop_var, node.min, extent, node.kind, body, node.thread_tag,
+        return For(node.loop_var, lo, extent, node.kind, body, node.thread_tag,
                    node.annotations)
 
     def visit_IfThenElse(self, node):

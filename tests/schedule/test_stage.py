@@ -34,7 +34,9 @@ def test_nparts_split_extent():
     s = te.create_schedule(B.op)
     bx, tx = s[B].split(B.op.axis[0], nparts=3)
     text = str(te.lower(s, [A, B]))
-    assert "for i_outer in range(3):" in text and "for i_inner in range(4):" in text
+    # 3 parts of 4: two full ones without a guard (loop partitioning), then a guarded tail
+    assert "for i_outer in range(2):" in text and "for i_inner in range(4):" in text
+    assert "if i_inner + 8 < 10:" in text
     a = np.random.rand(10).astype("float32")
     verify_schedule(s, [A, B], [a], [np.empty(10, "float32")], lambda a: a + 1)
 
