@@ -4,7 +4,7 @@ from __future__ import annotations
 from te.expr import Expr, IntImm
 
 from ..functor import IRMutator, substitute
-from ..ir import For, ForKind, IfThenElse, seq
+from ..ir import For, ForKind, IfThenElse, SeqStmt, seq
 from ..simplify import Simplifier
 
 
@@ -27,6 +27,8 @@ class _Simplify(IRMutator):
         self.simp.ranges[node.loop_var] = (lo_b[0], hi_b[1])
         body = self.visit(node.body)
         self.simp.ranges.pop(node.loop_var, None)
+        if isinstance(body, SeqStmt) and not body.seq:
+            return body                              # nothing left to repeat
         if body is node.body and extent is node.extent and lo is node.min:
             return node
         return For(node.loop_var, lo, extent, node.kind, body, node.thread_tag,
@@ -40,6 +42,8 @@ class _Simplify(IRMutator):
             return self.visit(node.else_case) if node.else_case is not None else seq()
         then = self.visit(node.then_case)
         other = self.visit(node.else_case) if node.else_case is not None else None
+        if isinstance(then, SeqStmt) and not then.seq and other is None:
+            return then
         return IfThenElse(cond, then, other)
 
     def visit_SeqStmt(self, node):
