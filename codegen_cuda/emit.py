@@ -210,12 +210,19 @@ class CudaEmitter:
         name = self.names(s.buffer, s.buffer.name)
         self.emit(f"{name}[{self.index(s.indices[0])}] = {value}", indent)
 
+    def block(self, s, indent):
+        """A nested statement; ``pass`` where it emits nothing (a body simplified away)."""
+        start = len(self.lines)
+        self.stmt(s, indent)
+        if len(self.lines) == start:
+            self.emit("pass", indent)
+
     def s_IfThenElse(self, s, indent):
         self.emit(f"if {self.expr(s.condition)}:", indent)
-        self.stmt(s.then_case, indent + 1)
+        self.block(s.then_case, indent + 1)
         if s.else_case is not None:
             self.emit("else:", indent)
-            self.stmt(s.else_case, indent + 1)
+            self.block(s.else_case, indent + 1)
 
     def s_For(self, s, indent):
         var = self.names(s.loop_var, s.loop_var.name)
@@ -226,14 +233,14 @@ class CudaEmitter:
                 self.emit(f"if {var} < {self.expr(s.extent)}:", indent)
                 indent += 1
             self.inside_threads += kind == "threadIdx"
-            self.stmt(s.body, indent)
+            self.block(s.body, indent)
             self.inside_threads -= kind == "threadIdx"
             return
         start = self.expr(s.min)
         end = self.expr(simplify(s.min + s.extent))
         rng = end if start == "0" else f"{start}, {end}"
         self.emit(f"for {var} in range({rng}):", indent)
-        self.stmt(s.body, indent + 1)
+        self.block(s.body, indent + 1)
 
     def s_Allocate(self, s, indent):
         chain, body = [], s
@@ -252,7 +259,9 @@ class CudaEmitter:
                 scope = "local" if self.inside_threads else "shared"
             if scope == "shared":
                 shared.append(buf)
-                self.shared_bytes += size.value * max(1, dtypes.bits(buf.dtype) // 8)
+                nbytes = size.value * max(1, dtypes.bits(buf.dtype) // 8)
+                self.shared_bytes += nbytes
+                self.shared_bufs.append(f"{buf.name} {nbytes} bytes")
             kind = "shared" if scope == "shared" else "local"
             self.emit(f"{self.names(buf, buf.name)} = cuda.{kind}.array({size.value}, "
                       f"{NUMBA_TYPE[buf.dtype]})", indent)
@@ -289,13 +298,17 @@ class CudaEmitter:
         name = self.names(object(), f"{self.func.name}_kernel{len(self.kernels)}")
         params = [self.names(b, b.name) for b in bufs] + [self.names(v, v.name) for v in free]
         start = len(self.lines)
-        self.inside_threads, self.shared_bytes = 0, 0
+        self.inside_threads, self.shared_bytes, self.shared_bufs = 0, 0, []
         self.emit(f"def {name}({', '.join(params)}):", 0)
         self.stmt(stmt, 1)
+        computes = ", ".join(_written(stmt))
         if self.shared_bytes > MAX_SHARED_BYTES:
-            raise CudaCodegenError(f"kernel {name} uses {self.shared_bytes} bytes of shared "
-                                   f"memory, over the {MAX_SHARED_BYTES // 1024} KB limit; use "
-                                   "smaller tiles for the shared stages")
+            raise CudaCodegenError(f"kernel {name} (computes {computes}) uses "
+                                   f"{self.shared_bytes} bytes of shared memory "
+                                   f"({', '.join(self.shared_bufs)}), over the "
+                                   f"{MAX_SHARED_BYTES // 1024} KB limit; use smaller tiles for "
+                                   "the shared stages (smaller split factors for the loops they "
+                                   "are computed at)")
         self.lines[start:start] = ["@cuda.jit"]
         self.lines.append("")
         dims = {}
@@ -303,10 +316,11 @@ class CudaEmitter:
             dims[kind] = [self.launch.get(f"{kind}.{a}", IntImm(1, "int32")) for a in "xyz"]
         threads = simplify(dims["threadIdx"][0] * dims["threadIdx"][1] * dims["threadIdx"][2])
         if isinstance(threads, IntImm) and threads.value > MAX_THREADS:
-            raise CudaCodegenError(f"kernel {name} launches {threads.value} threads per block "
-                                   f"(threadIdx extents {[str(d) for d in dims['threadIdx']]}), "
-                                   f"over the limit of {MAX_THREADS}; use smaller thread "
-                                   "splits")
+            raise CudaCodegenError(f"kernel {name} (computes {computes}) launches "
+                                   f"{threads.value} threads per block (threadIdx extents "
+                                   f"{[str(d) for d in dims['threadIdx']]}), over the limit of "
+                                   f"{MAX_THREADS}; use smaller thread splits (split the axes "
+                                   "bound to threadIdx.* with smaller factors)")
         grid = ", ".join(self.expr(d) for d in dims["blockIdx"])
         block = ", ".join(self.expr(d) for d in dims["threadIdx"])
         pad = "    " * host_indent
