@@ -1,0 +1,326 @@
+"""Configuration spaces: the knobs a schedule template defines and one chosen point among them.
+
+A template receives ``cfg`` and calls ``cfg.define_split`` / ``define_reorder`` / ``define_knob``,
+then reads ``cfg[name]``. Run with a ``ConfigSpace``, the calls record the knobs and ``cfg[name]``
+is the knob's first choice, so the template still builds a schedule. Run with a ``ConfigEntity``,
+the define calls change nothing and ``cfg[name]`` is the chosen value. An index in
+``range(len(space))`` names one point in mixed radix, the first knob varying fastest.
+"""
+from __future__ import annotations
+
+import itertools
+import math
+from dataclasses import dataclass
+
+from te.expr import IntImm
+
+
+class SplitEntity:
+    """Loop extents after splitting one axis, outermost first; ``size[0]`` is -1 when unknown."""
+
+    kind = "split"
+
+    def __init__(self, size):
+        self.size = tuple(int(f) for f in size)
+
+    def apply(self, sch, op, axis):
+        """Split ``axis`` of ``sch[op]`` by the inner sizes; returns the axes outermost first."""
+        stage = sch[op]
+        parts = []
+        for factor in reversed(self.size[1:]):
+            axis, inner = stage.split(axis, factor=factor)
+            parts.append(inner)
+        parts.append(axis)
+        return parts[::-1]
+
+    @property
+    def value(self):
+        return list(self.size)
+
+    def __repr__(self):
+        return f"split{list(self.size)}"
+
+
+class ReorderEntity:
+    """A permutation of a list of axes: ``perm[i]`` is the position taken to place ``i``."""
+
+    kind = "reorder"
+
+    def __init__(self, perm):
+        self.perm = tuple(int(p) for p in perm)
+
+    def apply(self, sch, op, axes):
+        """Reorder ``axes`` of ``sch[op]`` by the permutation; returns the new order."""
+        ordered = [axes[p] for p in self.perm]
+        sch[op].reorder(*ordered)
+        return ordered
+
+    @property
+    def value(self):
+        return list(self.perm)
+
+    def __repr__(self):
+        return f"reorder{list(self.perm)}"
+
+
+class ChoiceEntity:
+    """One value of a plain knob; read it as ``.val``."""
+
+    kind = "choice"
+
+    def __init__(self, val):
+        self.val = val
+
+    @property
+    def value(self):
+        return self.val
+
+    def __repr__(self):
+        return repr(self.val)
+
+
+_ENTITY_KINDS = {cls.kind: cls for cls in (SplitEntity, ReorderEntity, ChoiceEntity)}
+
+
+@dataclass(frozen=True)
+class Knob:
+    """A named knob: its kind, its choices (entities) and a short description of where they came
+    from."""
+
+    name: str
+    kind: str
+    entities: tuple
+    desc: str
+
+    def __len__(self):
+        return len(self.entities)
+
+
+class ConfigSpace:
+    """The knobs of one template applied to fixed arguments; ``len`` is the number of points."""
+
+    def __init__(self):
+        self.knobs: dict[str, Knob] = {}
+        self.flop = 0
+
+    # -- definitions, called by templates ------------------------------------------------------
+    def define_split(self, name, axis, num_outputs=2, policy="factors", candidate=None,
+                     max_factor=None):
+        """A knob over ways to split ``axis`` (an IterVar or an int extent) into loops.
+
+        ``policy="factors"`` enumerates inner sizes that divide the extent; ``"power2"`` takes
+        powers of two (a tail loop covers the rest). ``candidate`` lists size lists instead, as
+        ``[[-1, 8], [-1, 16]]``; ``max_factor`` caps each inner size.
+        """
+        if num_outputs < 2:
+            raise ValueError(f"define_split {name!r}: num_outputs must be >= 2")
+        extent = _const_extent(axis)
+        if candidate is not None:
+            sizes = [self._checked_split(name, c, num_outputs) for c in candidate]
+            desc = f"candidate, {len(sizes)} given"
+        else:
+            if extent is None:
+                raise ValueError(
+                    f"define_split {name!r}: the extent of {_axis_name(axis)} is not a constant; "
+                    f"pass the extent as an int or list the sizes with candidate=")
+            sizes = _split_sizes(extent, num_outputs, policy, max_factor)
+            desc = f"policy={policy}, extent={extent}, num_outputs={num_outputs}"
+        if not sizes:
+            raise ValueError(f"define_split {name!r}: no split sizes to choose from ({desc})")
+        self._add(Knob(name, "split", tuple(SplitEntity(s) for s in sizes), desc))
+
+    def define_reorder(self, name, axes, policy="all", candidate=None):
+        """A knob over orders of ``axes``: all permutations, or the ``candidate`` ones.
+
+        Each candidate lists positions into ``axes``: ``[0, 2, 1]`` swaps the last two.
+        """
+        n = len(axes)
+        if candidate is not None:
+            perms = [tuple(p) for p in candidate]
+            for p in perms:
+                if sorted(p) != list(range(n)):
+                    raise ValueError(f"define_reorder {name!r}: {list(p)} is not a permutation "
+                                     f"of the positions 0..{n - 1}")
+            desc = f"candidate, {len(perms)} given"
+        elif policy == "all":
+            if n > 6:
+                raise ValueError(f"define_reorder {name!r}: {n} axes have {math.factorial(n)} "
+                                 "orders; list the ones worth trying with candidate=")
+            perms = list(itertools.permutations(range(n)))
+            desc = f"policy=all, {n} axes"
+        else:
+            raise ValueError(f"define_reorder {name!r}: unknown policy {policy!r}; use 'all' or "
+                             "candidate=")
+        self._add(Knob(name, "reorder", tuple(ReorderEntity(p) for p in perms), desc))
+
+    def define_knob(self, name, values):
+        """A plain knob over ``values`` (JSON values: numbers, strings, booleans)."""
+        values = list(values)
+        if not values:
+            raise ValueError(f"define_knob {name!r}: give at least one value")
+        self._add(Knob(name, "choice", tuple(ChoiceEntity(v) for v in values),
+                       f"values={values}"))
+
+    def add_flop(self, flop):
+        """Count ``flop`` floating-point operations per run (for GFLOP/s)."""
+        self.flop += flop
+
+    def _add(self, knob):
+        if knob.name in self.knobs:
+            raise ValueError(f"knob {knob.name!r} is defined twice; give each knob its own name")
+        self.knobs[knob.name] = knob
+
+    @staticmethod
+    def _checked_split(name, sizes, num_outputs):
+        sizes = [int(s) for s in sizes]
+        if len(sizes) != num_outputs or any(s < 1 for s in sizes[1:]):
+            raise ValueError(f"define_split {name!r}: candidate {sizes} should hold "
+                             f"{num_outputs} sizes, the inner ones >= 1 (the outer may be -1)")
+        return sizes
+
+    # -- reading, during the definition run ----------------------------------------------------
+    def __getitem__(self, name):
+        return self._knob(name).entities[0]
+
+    def _knob(self, name):
+        try:
+            return self.knobs[name]
+        except KeyError:
+            raise KeyError(f"no knob {name!r}; defined: {list(self.knobs)}") from None
+
+    # -- the points of the space ---------------------------------------------------------------
+    def __len__(self):
+        return math.prod(len(k) for k in self.knobs.values())
+
+    def __iter__(self):
+        return (self.get(i) for i in range(len(self)))
+
+    def get(self, index):
+        """The point at ``index``."""
+        return self.from_knob_indices(self.knob_indices(index))
+
+    def knob_indices(self, index):
+        """The choice of each knob at ``index``, in definition order."""
+        if not 0 <= index < len(self):
+            raise IndexError(f"config index {index} is out of range for a space of {len(self)}")
+        digits = []
+        for knob in self.knobs.values():
+            index, digit = divmod(index, len(knob))
+            digits.append(digit)
+        return tuple(digits)
+
+    def from_knob_indices(self, digits):
+        """The point that takes choice ``digits[i]`` of knob ``i``."""
+        index, stride = 0, 1
+        entities = {}
+        for digit, knob in zip(digits, self.knobs.values(), strict=True):
+            entities[knob.name] = knob.entities[digit]
+            index += digit * stride
+            stride *= len(knob)
+        return ConfigEntity(index, entities)
+
+    def index_of(self, config):
+        """The index of a point (from a record, say) by its values; ValueError if not here."""
+        digits = []
+        for knob in self.knobs.values():
+            if knob.name not in config.entities:
+                raise ValueError(f"config has no knob {knob.name!r}")
+            wanted = config[knob.name].value
+            for pos, entity in enumerate(knob.entities):
+                if entity.value == wanted:
+                    digits.append(pos)
+                    break
+            else:
+                raise ValueError(f"{knob.name}={wanted!r} is not a choice of this space")
+        return self.from_knob_indices(digits).index
+
+    def __repr__(self):
+        lines = [f"ConfigSpace(len={len(self)}, flop={self.flop}, knobs=["]
+        for pos, knob in enumerate(self.knobs.values()):
+            lines.append(f"  {pos:2d} {knob.name}: {knob.kind}({knob.desc}) len={len(knob)}")
+        return "\n".join(lines) + "\n])"
+
+
+class ConfigEntity:
+    """One point of a space: the chosen value of each knob, and its index in the space."""
+
+    def __init__(self, index, entities):
+        self.index = index
+        self.entities = dict(entities)
+
+    def define_split(self, name, *args, **kwargs):
+        self._check(name)
+
+    def define_reorder(self, name, *args, **kwargs):
+        self._check(name)
+
+    def define_knob(self, name, *args, **kwargs):
+        self._check(name)
+
+    def add_flop(self, flop):
+        """Counted once, when the space is defined; nothing to do for a chosen point."""
+
+    def _check(self, name):
+        if name not in self.entities:
+            raise KeyError(f"knob {name!r} is not in this config (knobs: {list(self.entities)});"
+                           " did the template change since the config was recorded?")
+
+    def __getitem__(self, name):
+        self._check(name)
+        return self.entities[name]
+
+    def to_json(self):
+        """A JSON-ready dict: ``{"index": 3, "knobs": {"tile_y": ["split", [-1, 8]], ...}}``."""
+        return {"index": self.index,
+                "knobs": {n: [e.kind, e.value] for n, e in self.entities.items()}}
+
+    @classmethod
+    def from_json(cls, data):
+        """The inverse of ``to_json``."""
+        entities = {}
+        for name, (kind, value) in data["knobs"].items():
+            if kind not in _ENTITY_KINDS:
+                raise ValueError(f"knob {name!r} has unknown kind {kind!r}")
+            entities[name] = _ENTITY_KINDS[kind](value)
+        return cls(data.get("index", -1), entities)
+
+    def _key(self):
+        return tuple((n, e.kind, repr(e.value)) for n, e in self.entities.items())
+
+    def __eq__(self, other):
+        return isinstance(other, ConfigEntity) and self._key() == other._key()
+
+    def __hash__(self):
+        return hash(self._key())
+
+    def __repr__(self):
+        knobs = ", ".join(f"{n}={e!r}" for n, e in self.entities.items())
+        return f"ConfigEntity(index={self.index}, {knobs})"
+
+
+def _const_extent(axis):
+    if isinstance(axis, int):
+        return axis
+    extent = getattr(getattr(axis, "dom", None), "extent", None)
+    return extent.value if isinstance(extent, IntImm) else None
+
+
+def _axis_name(axis):
+    return f"axis {axis.var.name}" if hasattr(axis, "var") else repr(axis)
+
+
+def _split_sizes(extent, num_outputs, policy, max_factor):
+    if policy == "factors":
+        choices = [d for d in range(1, extent + 1) if extent % d == 0]
+    elif policy == "power2":
+        choices = [1 << p for p in range(extent.bit_length()) if 1 << p <= extent]
+    else:
+        raise ValueError(f"define_split: unknown policy {policy!r}; use 'factors' or 'power2'")
+    if max_factor is not None:
+        choices = [c for c in choices if c <= max_factor]
+    sizes = []
+    for inner in itertools.product(choices, repeat=num_outputs - 1):
+        prod = math.prod(inner)
+        if (extent % prod == 0) if policy == "factors" else prod <= extent:
+            sizes.append([-(-extent // prod), *inner])
+    return sizes

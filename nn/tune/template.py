@@ -1,0 +1,129 @@
+"""Schedule templates: functions ``f(cfg, *args) -> (schedule, tensors)`` registered by name.
+
+``@template("gemm")`` registers a function. Calling the result as ``gemm(M, N, K)`` asks the
+current dispatch context (``apply_history_best``) for the best known config of that workload and
+falls back to the space's first point, with a warning, when there is none. A ``Task`` fixes the
+arguments and the target: it is what tuners search, and its workload ``(name, args)`` is the key
+of the tuning records.
+"""
+from __future__ import annotations
+
+import contextvars
+import functools
+import importlib
+import warnings
+
+from .space import ConfigSpace
+
+_TEMPLATES: dict[str, "Template"] = {}
+
+# the innermost active dispatch context (an ApplyHistoryBest), or None
+CURRENT_CONTEXT = contextvars.ContextVar("nn_tune_dispatch", default=None)
+
+
+def template(name, reference=None):
+    """Register a schedule template under ``name``.
+
+    ``reference(*inputs, *args)``, if given, computes the outputs with numpy from the input
+    arrays (the placeholders among the returned tensors, in order) and the template arguments;
+    tuning then rejects any candidate whose result differs.
+    """
+    def register(func):
+        tmpl = Template(name, func, reference)
+        _TEMPLATES[name] = tmpl      # a re-run notebook cell replaces its earlier definition
+        return tmpl
+    return register
+
+
+def get_template(name):
+    """The registered template called ``name``."""
+    try:
+        return _TEMPLATES[name]
+    except KeyError:
+        raise KeyError(f"no template {name!r}; registered: {sorted(_TEMPLATES)} (import the "
+                       "module that defines it)") from None
+
+
+class Template:
+    """A registered template; call it with the workload arguments to get ``(sch, tensors)``."""
+
+    def __init__(self, name, func, reference=None):
+        self.name = name
+        self.func = func
+        self.reference = reference
+        self.module = func.__module__
+        functools.update_wrapper(self, func)
+        self._warned = set()
+
+    def __call__(self, *args):
+        args = canonical_args(args)
+        context = CURRENT_CONTEXT.get()
+        config = context.query(self.name, args) if context is not None else None
+        if config is None:
+            if args not in self._warned:
+                self._warned.add(args)
+                warnings.warn(f"no tuned config for {self.name}{args}: using the default "
+                              "(the first point of its space); tune it and build inside "
+                              "apply_history_best(log)", stacklevel=2)
+            config = self.space(*args).get(0)
+        return self.func(config, *args)
+
+    def space(self, *args):
+        """The configuration space of this template for ``args``."""
+        space = ConfigSpace()
+        self.func(space, *canonical_args(args))
+        return space
+
+    def instantiate(self, config, *args):
+        """``(sch, tensors)`` for the given point of the space."""
+        return self.func(config, *canonical_args(args))
+
+    def __reduce__(self):
+        # by name, so that a worker process finds the same registered template; a template
+        # defined in __main__ (a notebook) travels by value, which needs cloudpickle
+        if self.module == "__main__":
+            return (Template, (self.name, self.func, self.reference))
+        return (_find_template, (self.module, self.name))
+
+    def __repr__(self):
+        return f"<template {self.name!r} from {self.module}>"
+
+
+def _find_template(module, name):
+    if name not in _TEMPLATES:
+        importlib.import_module(module)
+    return get_template(name)
+
+
+def canonical_args(args):
+    """Workload arguments as a hashable tuple (lists become tuples), as records store them."""
+    return tuple(canonical_args(a) if isinstance(a, (list, tuple)) else a for a in args)
+
+
+class Task:
+    """One template applied to fixed arguments, for one target: what a tuner searches."""
+
+    def __init__(self, tmpl, args, target="llvm"):
+        self.template = get_template(tmpl) if isinstance(tmpl, str) else tmpl
+        self.args = canonical_args(args)
+        self.target = str(target)
+        self.space = self.template.space(*self.args)
+
+    @property
+    def name(self):
+        return self.template.name
+
+    @property
+    def workload(self):
+        """``(template name, args)``: the key of this task's records."""
+        return (self.name, self.args)
+
+    @property
+    def flop(self):
+        """Floating-point operations per run, as the template counted them (0 if it did not)."""
+        return self.space.flop
+
+    def __repr__(self):
+        return (f"Task({self.name}{self.args}, target={self.target!r}, "
+                f"space={len(self.space)} configs)")
+

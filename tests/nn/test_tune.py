@@ -1,0 +1,268 @@
+"""nn.tune: config spaces, tuners, isolated measurement, records and apply_history_best.
+
+The templates below live in this module so that the worker processes can import them by name.
+Spaces are tiny and trial counts small: the whole file runs in well under a minute on two cores.
+"""
+import concurrent.futures
+import ctypes
+import json
+import os
+import pathlib
+import time
+
+import numpy as np
+import pytest
+
+import te
+from nn import tune
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+SEEN_CONFIGS = []
+
+
+@tune.template("test_scale", reference=lambda a, *args: a * 2.0)
+def scale(cfg, n):
+    """B = A * 2, with a split, a vectorize choice, and a knob that computes A * 3 instead."""
+    cfg.define_knob("wrong", [0, 1])
+    A = te.placeholder((n,), name="A")
+    B = te.compute((n,), lambda i: A[i] * (3.0 if cfg["wrong"].val else 2.0), name="B")
+    s = te.create_schedule(B.op)
+    cfg.define_split("tile", B.op.axis[0], num_outputs=2)
+    cfg.define_knob("vectorize", [0, 1])
+    _, inner = cfg["tile"].apply(s, B, B.op.axis[0])
+    if cfg["vectorize"].val:
+        s[B].vectorize(inner)
+    SEEN_CONFIGS.append(cfg)
+    return s, [A, B]
+
+
+@tune.template("test_misbehave")
+def misbehave(cfg, n):
+    """A template whose knob picks a way to fail inside the worker process."""
+    cfg.define_knob("mode", ["ok", "raise", "segfault", "exit", "hang"])
+    mode = cfg["mode"].val
+    if mode == "raise":
+        raise ValueError("this knob value is not supported")
+    if mode == "segfault":
+        ctypes.string_at(0)
+    if mode == "exit":
+        os._exit(3)
+    if mode == "hang":
+        time.sleep(600)
+    A = te.placeholder((n,), name="A")
+    B = te.compute((n,), lambda i: A[i] + 1.0, name="B")
+    return te.create_schedule(B.op), [A, B]
+
+
+FAST = tune.MeasureOption(timeout=20, number=1, repeat=1)
+
+
+def _lines(path):
+    return [json.loads(line) for line in pathlib.Path(path).read_text().splitlines()]
+
+
+# -- spaces ------------------------------------------------------------------------------------
+
+def test_split_policies_enumerate_sizes():
+    space = tune.ConfigSpace()
+    space.define_split("a", 8, num_outputs=3)
+    assert [e.size for e in space.knobs["a"].entities] == [
+        (8, 1, 1), (4, 1, 2), (2, 1, 4), (1, 1, 8), (4, 2, 1), (2, 2, 2), (1, 2, 4),
+        (2, 4, 1), (1, 4, 2), (1, 8, 1)]
+    space.define_split("b", 10, policy="power2", max_factor=4)
+    assert [e.size for e in space.knobs["b"].entities] == [(10, 1), (5, 2), (3, 4)]
+    space.define_split("c", te.var("n"), candidate=[[-1, 4], [-1, 8]])
+    assert [e.size for e in space.knobs["c"].entities] == [(-1, 4), (-1, 8)]
+    with pytest.raises(ValueError, match="not a constant"):
+        space.define_split("d", te.var("n"))
+    with pytest.raises(ValueError, match="defined twice"):
+        space.define_knob("a", [1])
+
+
+def test_space_index_round_trips():
+    space = tune.ConfigSpace()
+    space.define_split("tile", 12)
+    space.define_reorder("order", ["x", "y", "z"])
+    space.define_knob("unroll", [0, 1])
+    assert len(space) == 6 * 6 * 2
+    seen = set()
+    for index in range(len(space)):
+        config = space.get(index)
+        assert config.index == index
+        assert space.index_of(config) == index
+        assert space.from_knob_indices(space.knob_indices(index)).index == index
+        back = tune.ConfigEntity.from_json(json.loads(json.dumps(config.to_json())))
+        assert back == config and back.index == index
+        seen.add(config)
+    assert len(seen) == len(space)
+    assert space.knob_indices(1) == (1, 0, 0)            # the first knob varies fastest
+    with pytest.raises(IndexError):
+        space.get(len(space))
+    text = repr(space)
+    assert "len=72" in text and "tile: split" in text and "order: reorder" in text
+    assert "unroll=1" in repr(space.get(71))
+
+
+def test_template_space_and_default_call():
+    space = scale.space(64)
+    assert list(space.knobs) == ["wrong", "tile", "vectorize"] and len(space) == 2 * 7 * 2
+    with pytest.warns(UserWarning, match="no tuned config"):
+        s, (A, B) = scale(64)
+    f = te.build(s, [A, B])
+    a = np.arange(64, dtype="float32")
+    b = np.empty_like(a)
+    f(a, b)
+    np.testing.assert_allclose(b, a * 2)
+
+
+# -- tuning and records --------------------------------------------------------------------------
+
+def test_random_tuner_writes_one_record_per_trial(tmp_path):
+    log = tmp_path / "scale.jsonl"
+    task = tune.Task("test_scale", (64,))
+    tuner = tune.RandomTuner(task, seed=1)
+    tuner.tune(5, measure_option=FAST, callbacks=[tune.log_to_file(log)])
+    records = _lines(log)
+    assert len(records) == 5 == tuner.trial_count
+    assert len({json.dumps(r["config"]) for r in records}) == 5           # no repeats
+    for rec in records:
+        assert rec["workload"] == ["test_scale", [64]] and rec["target"] == "llvm"
+        assert set(rec) >= {"config", "costs", "error", "build_time", "timestamp"}
+        wrong = rec["config"]["knobs"]["wrong"][1]
+        assert (rec["error_kind"] == "wrong_result") == bool(wrong), rec
+        assert bool(rec["costs"]) != bool(wrong)
+    assert tuner.best_config is not None and tuner.best_config["wrong"].val == 0
+
+
+def test_grid_search_stops_when_the_space_is_exhausted(capsys):
+    task = tune.Task("test_scale", (2,))
+    assert len(task.space) == 8
+    tuner = tune.GridSearchTuner(task)
+    tuner.tune(20, measure_option=FAST, callbacks=[tune.progress_bar(use_tqdm=False)])
+    assert tuner.trial_count == 8 and tuner.error_count == 4
+    assert sorted(tuner.visited) == list(range(8))
+    out = capsys.readouterr().out
+    assert "test_scale: 8/20 trials, best " in out and "4 errors (done)" in out
+
+
+def test_crash_hang_and_exception_cost_one_trial_each(tmp_path):
+    log = tmp_path / "misbehave.jsonl"
+    task = tune.Task("test_misbehave", (16,))
+    tuner = tune.GridSearchTuner(task)
+    option = tune.MeasureOption(timeout=3, number=1, repeat=1)
+    tuner.tune(10, measure_option=option, callbacks=[tune.log_to_file(log)])
+    by_mode = {r["config"]["knobs"]["mode"][1]: r for r in _lines(log)}
+    assert list(by_mode) == ["ok", "raise", "segfault", "exit", "hang"]
+    assert by_mode["ok"]["error"] is None and by_mode["ok"]["costs"]
+    assert by_mode["raise"]["error_kind"] == "build"
+    assert "this knob value is not supported" in by_mode["raise"]["error"]
+    assert by_mode["segfault"]["error_kind"] == "crash"
+    assert "SIGSEGV" in by_mode["segfault"]["error"]
+    assert by_mode["exit"]["error_kind"] == "crash" and "exit status 3" in by_mode["exit"]["error"]
+    assert by_mode["hang"]["error_kind"] == "timeout"
+    assert tuner.error_count == 4 and tuner.best_config["mode"].val == "ok"
+
+
+def test_apply_history_best_picks_the_fastest_config():
+    space = scale.space(64)
+    costs = {3: 5e-3, 8: 1e-3, 12: 2e-3}
+    records = [tune.TuningRecord(("test_scale", (64,)), "llvm", space.get(i),
+                                 tune.MeasureResult(costs=(c, c)))
+               for i, c in costs.items()]
+    # failed trials never count, however they were timed
+    records += [tune.TuningRecord(("test_scale", (64,)), "llvm", space.get(i),
+                                  tune.MeasureResult(costs=(1e-6,), error="wrong"))
+                for i in (9, 20)]
+    with tune.apply_history_best(records) as context:
+        assert context.query("test_scale", [64]) == space.get(8)
+        assert context.query("test_scale", (32,)) is None
+        SEEN_CONFIGS.clear()
+        scale(64)
+        assert SEEN_CONFIGS == [space.get(8)]
+    assert tune.apply_history_best(records, target="cuda").best == {}
+
+
+def test_tuned_gemm_matches_numpy_and_log_best_is_used(tmp_path):
+    log = tmp_path / "gemm.jsonl"
+    task = tune.Task("gemm", (32, 32, 32))
+    tuner = tune.GATuner(task, pop_size=3, seed=0)
+    tuner.tune(6, measure_option=FAST, callbacks=[tune.log_to_file(log)])
+    records = _lines(log)
+    assert len(records) == 6 and tuner.generation == 2
+    ok = [r for r in records if r["error"] is None]
+    fastest = min(ok, key=lambda r: sum(r["costs"]) / len(r["costs"]))
+    best = tune.apply_history_best(str(log)).query("gemm", (32, 32, 32))
+    assert best.to_json() == fastest["config"] == tuner.best_config.to_json()
+    f = tune.build_best("gemm", 32, 32, 32, log=log)
+    rng = np.random.default_rng(0)
+    a = rng.random((32, 32), dtype=np.float32)
+    b = rng.random((32, 32), dtype=np.float32)
+    c = np.empty((32, 32), "float32")
+    f(a, b, c)
+    np.testing.assert_allclose(c, a @ b, rtol=1e-5)
+
+
+class InlineExecutor(concurrent.futures.Executor):
+    """Runs each call at once in the calling thread; counts the calls."""
+
+    def __init__(self):
+        self.calls = 0
+
+    def submit(self, fn, *args, **kwargs):
+        self.calls += 1
+        future = concurrent.futures.Future()
+        future.set_result(fn(*args, **kwargs))
+        return future
+
+
+def test_custom_executors_run_the_candidates():
+    task = tune.Task("test_scale", (64,))
+    inline = InlineExecutor()
+    option = tune.MeasureOption(timeout=20, number=1, repeat=1, executor=inline, n_parallel=2)
+    tuner = tune.RandomTuner(task, seed=0)
+    tuner.tune(4, measure_option=option)
+    assert inline.calls == 4 == tuner.trial_count
+    # a process pool: candidates and their results cross a pickle boundary
+    with concurrent.futures.ProcessPoolExecutor(1) as pool:
+        option = tune.MeasureOption(timeout=20, number=1, repeat=1, executor=pool)
+        tuner = tune.GridSearchTuner(task)
+        tuner.tune(2, measure_option=option)
+    assert tuner.trial_count == 2 and tuner.best_config is not None
+
+
+MAIN_SOURCE = """
+def shift(cfg, n):
+    cfg.define_split("tile", n)
+    A = te.placeholder((n,), name="A")
+    B = te.compute((n,), lambda i: A[i] + 1.0, name="B")
+    s = te.create_schedule(B.op)
+    cfg["tile"].apply(s, B, B.op.axis[0])
+    return s, [A, B]
+"""
+
+
+def test_template_defined_in_main_travels_by_value(monkeypatch):
+    namespace = {"__name__": "__main__", "te": te}          # as in a notebook cell
+    exec(MAIN_SOURCE, namespace)                            # noqa: S102
+    tmpl = tune.template("test_from_main", reference=lambda a, *args: a + 1)(namespace["shift"])
+    task = tune.Task(tmpl, (32,))
+    if tune.measure.cloudpickle is not None:
+        tuner = tune.RandomTuner(task, seed=0)
+        tuner.tune(2, measure_option=FAST)
+        assert tuner.trial_count == 2 and tuner.error_count == 0
+    monkeypatch.setattr(tune.measure, "cloudpickle", None)
+    with pytest.raises(RuntimeError, match="cloudpickle"):
+        tune.RandomTuner(task).tune(1, measure_option=FAST)
+
+
+def test_tutorial_notebook_runs(monkeypatch):
+    nbformat = pytest.importorskip("nbformat")
+    nbclient = pytest.importorskip("nbclient")
+    path = ROOT / "tutorials" / "08_tuning.ipynb"
+    notebook = nbformat.read(path, as_version=4)
+    monkeypatch.setenv("TW_TUTORIAL_SMALL", "1")
+    nbclient.NotebookClient(notebook, timeout=300, kernel_name="python3",
+                            resources={"metadata": {"path": str(ROOT)}}).execute()
+    text = "\n".join(out.get("text", "") for cell in notebook.cells
+                     for out in cell.get("outputs", []))
+    assert "GFLOP/s" in text and "for " in text
