@@ -31,6 +31,7 @@ PASSES = (
     inject_virtual_thread,
     loop_partition,
     unroll_loops,
+    simplify_stmt,      # guards and clamps that the partition or unrolling made constant
     vectorize_loops,
     simplify_stmt,
 )

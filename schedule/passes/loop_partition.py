@@ -25,12 +25,13 @@ def _conjuncts(cond):
 
 
 class _Guards(IRVisitor):
-    """Guard conjuncts in a loop body, and constant ranges of the loops inside it."""
+    """Guard conjuncts in a loop body, the loops inside it and their constant ranges."""
 
     def __init__(self):
-        self.conds, self.ranges = [], {}
+        self.conds, self.ranges, self.loops = [], {}, set()
 
     def visit_For(self, node):
+        self.loops.add(node.loop_var)
         if isinstance(node.extent, IntImm) and isinstance(node.min, IntImm):
             self.ranges[node.loop_var] = (node.min.value,
                                           node.min.value + node.extent.value - 1)
@@ -110,7 +111,9 @@ class _Partition(IRMutator):
         for cond in guards.conds:
             if v not in free_vars(cond):
                 continue
-            end = _main_end(cond, v, guards.ranges, self.bound)
+            # inner loops count as bound too: a tail loop made by an inner partition has a
+            # fresh variable that self.bound has never seen
+            end = _main_end(cond, v, guards.ranges, self.bound | guards.loops)
             if end is None:
                 continue
             lo, ext = node.min, node.extent

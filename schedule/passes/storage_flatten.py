@@ -1,6 +1,8 @@
 """Turn multi-dimensional buffer accesses into one flat element index (row-major or strided)."""
 from __future__ import annotations
 
+from te.expr import const
+
 from ..functor import IRMutator
 from ..ir import BufferLoad, BufferStore
 from ..simplify import simplify
@@ -10,6 +12,8 @@ def flat_index(buffer, indices):
     """The element offset of ``indices`` in ``buffer``."""
     if len(indices) == 1 and not buffer.strides:
         return indices[0]
+    if not indices:                     # a rank-0 buffer holds one element
+        return const(0)
     strides = buffer.strides or row_major_strides(buffer.shape)
     out = None
     for i, s in zip(indices, strides):

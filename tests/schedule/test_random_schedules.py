@@ -472,3 +472,17 @@ def test_rfactor_without_remaining_reduction_reads_in_bounds():
     s.rfactor(C, s[C].fuse(ko, ki))
     a = np.random.default_rng(0).random((1, 1), dtype=np.float32)
     verify_schedule(s, [A, C], [a], [np.empty(1, "float32")], lambda a: a.max(axis=1))
+
+
+def test_loop_partition_keeps_inner_tail_loops_inside():
+    # partitioning i_inner used the variable of an inner tail loop (made by partitioning
+    # i_outer_outer first) in its own bound, outside that loop: "used but not bound"
+    n = te.var("n")
+    A = te.placeholder((n,), name="A")
+    C = te.compute((n,), lambda i: A[i] * 2.0, name="C")
+    s = te.create_schedule(C.op)
+    io, ii = s[C].split(C.op.axis[0], factor=2)
+    ioo, ioi = s[C].split(io, factor=2)
+    s[C].reorder(ii, ioo, ioi)
+    a = np.random.default_rng(0).random(5, dtype=np.float32)
+    verify_schedule(s, [A, C], [a], [np.empty(5, "float32")], lambda a: a * 2)
