@@ -6,8 +6,9 @@ from llvmlite import ir
 from te.expr import Var
 from te.functor import free_vars
 
+from . import cache
 from .emit import CodegenError, Emitter
-from .jit import JITModule, has_openmp, target_machine
+from .jit import JITModule, has_openmp, mvec_isas, target_options
 from .module import BenchmarkResult, Module
 from .runtime import ArgumentError, get_num_threads, set_num_threads
 
@@ -62,16 +63,17 @@ def _check_free_vars(func, shape_vars):
 
 
 def build(sch, args, target, name="default_function"):
-    """Lower (if needed) and compile for the CPU; returns a callable Module."""
+    """Lower (if needed) and compile for the CPU, or load from the compile cache; a Module."""
     from schedule import lower
     from schedule.ir import PrimFunc
     func = sch if isinstance(sch, PrimFunc) else lower(sch, args, name=name)
     shape_vars = _shape_vars(func)
     _check_free_vars(func, shape_vars)
-    tm = target_machine(target.mcpu, tuple(target.mattr))
+    options = target_options(target.mcpu, tuple(target.mattr))
     module = ir.Module(name=func.name)
-    module.triple = tm.triple
-    Emitter(module, parallel=has_openmp()).emit_function(func, shape_vars)
+    module.triple = options.triple
+    Emitter(module, parallel=has_openmp(),
+            mvec=mvec_isas(options.features)).emit_function(func, shape_vars)
     source = str(module)
-    jit = JITModule(source, tm)
+    jit = JITModule(source, options)
     return Module(func, shape_vars, jit, source, target)

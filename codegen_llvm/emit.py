@@ -19,7 +19,9 @@ from schedule.ir import (Allocate, Broadcast, Buffer, BufferLoad, BufferStore, F
                          IfThenElse, LetStmt, Ramp, SeqStmt, Evaluate)
 from schedule.simplify import INF, const_bounds
 
-from .types import ARITH, COMPARE, LIBM, LLVM_INTRINSICS, LOGIC, mangle, memory_type, value_type
+from .jit import has_symbol
+from .types import (ARITH, COMPARE, LIBM, LLVM_INTRINSICS, LOGIC, MVEC, mangle, memory_type,
+                    value_type)
 
 I32 = ir.IntType(32)
 I64 = ir.IntType(64)
@@ -49,9 +51,10 @@ class _Ctx:
 
 
 class Emitter:
-    def __init__(self, module: ir.Module, parallel=True):
+    def __init__(self, module: ir.Module, parallel=True, mvec=""):
         self.module = module
         self.parallel = parallel
+        self.mvec = mvec            # libmvec ISA variants usable here: "d" (AVX2), "e" (AVX-512)
         self.ctx: _Ctx | None = None
         self.counter = 0
 
@@ -214,6 +217,10 @@ class Emitter:
         args = [self.expr(a) for a in e.args]
         t = value_type(e.dtype)
         b = self.b
+        if len(args) == 1 and e.op in MVEC:
+            vec = self._mvec(e.op, args[0], t)
+            if vec is not None:
+                return vec
         if e.op in LLVM_INTRINSICS:
             fn = self._declare(f"llvm.{LLVM_INTRINSICS[e.op]}.{mangle(t)}", t, [t] * len(args))
             return b.call(fn, args)
@@ -221,9 +228,12 @@ class Emitter:
             sq = self._declare(f"llvm.sqrt.{mangle(t)}", t, [t])
             return b.fdiv(self._splat(1.0, t), b.call(sq, args))
         if e.op == "sigmoid":
-            ex = self._declare(f"llvm.exp.{mangle(t)}", t, [t])
+            neg = b.fsub(self._splat(0.0, t), args[0])
+            ex = self._mvec("exp", neg, t)
+            if ex is None:
+                ex = b.call(self._declare(f"llvm.exp.{mangle(t)}", t, [t]), [neg])
             one = self._splat(1.0, t)
-            return b.fdiv(one, b.fadd(one, b.call(ex, [b.fsub(self._splat(0.0, t), args[0])])))
+            return b.fdiv(one, b.fadd(one, ex))
         if e.op in LIBM:
             return self._libm(LIBM[e.op], args[0], t)
         bitwise = {"bitwise_and": "and_", "bitwise_or": "or_", "bitwise_xor": "xor",
@@ -233,6 +243,42 @@ class Emitter:
         if e.op == "shift_right":
             return b.ashr(*args) if dtypes.is_signed(e.dtype) else b.lshr(*args)
         raise CodegenError(f"llvm codegen: unknown intrinsic {e.op}")
+
+    def _mvec(self, name, x, t):
+        """A vector math call through glibc's libmvec (AVX2 / AVX-512 variants), chunk by
+        chunk; None when the type, the CPU or the library does not offer it."""
+        if not isinstance(t, ir.VectorType) or not self.mvec:
+            return None
+        elem = t.element
+        if isinstance(elem, ir.FloatType):
+            suffix, widths = "f", ((16, "e"), (8, "d"))
+        elif isinstance(elem, ir.DoubleType):
+            suffix, widths = "", ((8, "e"), (4, "d"))
+        else:
+            return None
+        for width, isa in widths:
+            if isa not in self.mvec or t.count % width:
+                continue
+            sym = f"_ZGV{isa}N{width}v_{MVEC[name]}{suffix}"
+            if not has_symbol(sym):
+                continue
+            ct = ir.VectorType(elem, width)
+            fn = self._declare(sym, ct, [ct])
+            parts = []
+            for start in range(0, t.count, width):
+                mask = ir.Constant(ir.VectorType(I32, width), list(range(start, start + width)))
+                chunk = x if width == t.count else self.b.shuffle_vector(
+                    x, ir.Constant(t, ir.Undefined), mask)
+                parts.append(self.b.call(fn, [chunk]))
+            while len(parts) > 1:
+                merged = []
+                for a, c in zip(parts[0::2], parts[1::2]):
+                    n = a.type.count * 2
+                    merged.append(self.b.shuffle_vector(
+                        a, c, ir.Constant(ir.VectorType(I32, n), list(range(n)))))
+                parts = merged
+            return parts[0]
+        return None
 
     def _splat(self, value, t):
         if isinstance(t, ir.VectorType):

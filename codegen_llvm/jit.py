@@ -1,15 +1,21 @@
 """LLVM IR text -> optimized machine code in memory (llvmlite's MCJIT), and the host target.
 
 The target machine is made for the host CPU (or ``-mcpu``/``-mattr`` of the target string); the
-module is optimized with LLVM's O3 pipeline (new pass manager) before code generation.
-libm, libmvec and libgomp are loaded into the process so JIT code can call them.
+module is optimized with LLVM's O3 pipeline (new pass manager), compiled to a relocatable object
+and loaded into an MCJIT engine. The object and the optimized IR are kept in the on-disk cache
+(``cache.py``), keyed by the IR as emitted and the target, so a rebuild in a new process skips
+LLVM's optimization and code generation. libm, libmvec and libgomp are loaded into the process
+so JIT code can call them.
 """
 from __future__ import annotations
 
 import ctypes.util
 import functools
+from typing import NamedTuple
 
 import llvmlite.binding as llvm
+
+from . import cache
 
 
 @functools.lru_cache(maxsize=None)
@@ -26,20 +32,41 @@ def _init():
     return True
 
 
+def has_symbol(name) -> bool:
+    """Whether ``name`` resolves in this process (libm, libmvec and libgomp are loaded)."""
+    _init()
+    return bool(llvm.address_of_symbol(name))
+
+
+def mvec_isas(features: str) -> str:
+    """The libmvec variants the target can call: "e" (AVX-512), "d" (AVX2)."""
+    flags = set(f for f in features.split(",") if f.startswith("+"))
+    out = ""
+    if "+avx512f" in flags:
+        out += "e"
+    if "+avx2" in flags:
+        out += "d"
+    return out
+
+
 def has_openmp() -> bool:
     _init()
     return llvm.address_of_symbol("GOMP_parallel") is not None
 
 
-def target_machine(mcpu=None, mattr=()):
-    """A new TargetMachine for the host (or for ``mcpu``/``mattr``).
+class TargetOptions(NamedTuple):
+    """What code generation depends on besides the IR: the triple, CPU name and features."""
 
-    Each JIT engine takes ownership of the machine it is given, so machines are not shared.
-    """
+    triple: str
+    cpu: str
+    features: str
+
+
+def target_options(mcpu=None, mattr=()) -> TargetOptions:
+    """The options for the host (or for ``mcpu``/``mattr``)."""
     _init()
     if mcpu == "native":            # LLVM itself does not know "native": it means the host
         mcpu = None
-    target = llvm.Target.from_default_triple()
     cpu = mcpu or llvm.get_host_cpu_name()
     if mattr:
         features = ",".join(mattr)
@@ -47,8 +74,17 @@ def target_machine(mcpu=None, mattr=()):
         features = ""
     else:
         features = llvm.get_host_cpu_features().flatten()
-    return target.create_target_machine(cpu=cpu, features=features, opt=3, reloc="default",
-                                        codemodel="jitdefault")
+    return TargetOptions(llvm.get_default_triple(), cpu, features)
+
+
+def target_machine(options: TargetOptions):
+    """A new TargetMachine for ``options``.
+
+    Each JIT engine takes ownership of the machine it is given, so machines are not shared.
+    """
+    target = llvm.Target.from_triple(options.triple)
+    return target.create_target_machine(cpu=options.cpu, features=options.features, opt=3,
+                                        reloc="default", codemodel="jitdefault")
 
 
 def optimize(mod, tm, level=3):
@@ -61,23 +97,48 @@ def optimize(mod, tm, level=3):
     pm.run(mod, pb)
 
 
+def compile_ir(llvm_ir: str, tm) -> cache.Entry:
+    """Verify, optimize and compile ``llvm_ir``: object code plus the optimized IR text."""
+    mod = llvm.parse_assembly(llvm_ir)
+    mod.triple = tm.triple
+    mod.data_layout = str(tm.target_data)
+    mod.verify()
+    optimize(mod, tm)
+    optimized_ir = str(mod)             # before code generation, whose passes edit the module
+    return cache.Entry(tm.emit_object(mod), optimized_ir)
+
+
 class JITModule:
     """Machine code for one LLVM module, kept alive with its execution engine."""
 
-    def __init__(self, llvm_ir: str, tm):
-        """Compile ``llvm_ir`` with ``tm``; the engine takes ownership of ``tm``."""
+    def __init__(self, llvm_ir: str, options: TargetOptions):
+        """Compile ``llvm_ir`` for ``options``, or load it from the compile cache."""
         _init()
-        mod = llvm.parse_assembly(llvm_ir)
-        mod.triple = tm.triple
-        mod.data_layout = str(tm.target_data)
-        mod.verify()
-        optimize(mod, tm)
-        self.optimized_ir = str(mod)
-        self.asm = tm.emit_assembly(mod)
-        self.engine = llvm.create_mcjit_compiler(mod, tm)
+        self._tm = target_machine(options)
+        entry_key = cache.key(llvm_ir, *options)
+        entry = cache.load(entry_key)
+        self.from_cache = entry is not None
+        if entry is None:
+            entry = compile_ir(llvm_ir, self._tm)
+            cache.store(entry_key, entry)
+        self.optimized_ir = entry.optimized_ir
+        self._asm = None
+        # A fresh compile is loaded the same way as a cached one, so both paths run the same
+        # code. Objects get no static constructors run; the emitter makes none.
+        empty = llvm.parse_assembly("")
+        empty.triple = self._tm.triple
+        empty.data_layout = str(self._tm.target_data)
+        self.engine = llvm.create_mcjit_compiler(empty, self._tm)     # owns self._tm now
+        self.engine.add_object_file(llvm.ObjectFileRef.from_data(entry.obj))
         self.engine.finalize_object()
-        self.engine.run_static_constructors()
-        self._mod = mod
+
+    @property
+    def asm(self) -> str:
+        """Assembly text, generated again from the optimized IR on first use."""
+        if self._asm is None:
+            mod = llvm.parse_assembly(self.optimized_ir)
+            self._asm = self._tm.emit_assembly(mod)
+        return self._asm
 
     def address(self, name) -> int:
         return self.engine.get_function_address(name)

@@ -55,3 +55,7 @@ LLVM_INTRINSICS = {"exp": "exp", "exp2": "exp2", "log": "log", "log2": "log2", "
                    "ceil": "ceil", "trunc": "trunc", "round": "roundeven", "pow": "pow"}
 LIBM = {"tanh": "tanh", "erf": "erf", "log1p": "log1p", "tan": "tan", "asin": "asin",
         "acos": "acos", "atan": "atan", "sinh": "sinh", "cosh": "cosh", "exp10": "exp10"}
+
+# functions glibc's libmvec offers in vector form (_ZGV<isa>N<lanes>v_<name>[f])
+MVEC = {op: op for op in ("exp", "log", "sin", "cos", "tanh", "erf", "exp2", "exp10", "log2",
+                          "log10", "log1p", "tan", "asin", "acos", "atan", "sinh", "cosh")}

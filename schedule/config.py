@@ -5,7 +5,8 @@
 | TW_DEBUG        | 0       | 1: print build steps; 2: also print the IR after each pass     |
 | TW_VERIFY       | 0       | 1: run the IR verifier between passes                          |
 | TW_NUM_THREADS  | cores   | threads used by ``parallel`` loops (also ``te.set_num_threads``) |
-| TW_CACHE_DIR    | ~/.cache/tensorweave | the compile cache ("" turns it off)            |
+| TW_CACHE_DIR    | ~/.cache/tensorweave | the on-disk compile cache of ``codegen_llvm``; |
+|                 |         | "" turns it off (also ``codegen_llvm.cache.set_cache_dir``)    |
 """
 from __future__ import annotations
 
@@ -13,3 +14,5 @@ import os
 
 DEBUG = int(os.environ.get("TW_DEBUG", "0") or 0)
 VERIFY = os.environ.get("TW_VERIFY", "0") not in ("", "0")
+_cache_dir = os.environ.get("TW_CACHE_DIR", "~/.cache/tensorweave")
+CACHE_DIR = os.path.abspath(os.path.expanduser(_cache_dir)) if _cache_dir else None

@@ -43,7 +43,14 @@ def lower(sch, args, name="main", simple_mode=None, binds=None, target=None):
 
 def build(sch, args=None, target="llvm", target_host=None, name="default_function",
           binds=None):
-    """Compile a schedule (or a lowered function) into a callable module for ``target``."""
+    """Compile a schedule (or a lowered function) into a callable module for ``target``.
+
+    For ``target="llvm"`` the compiled code is kept in an on-disk cache keyed by the emitted LLVM
+    IR and the target, so building the same function again, in any process, skips LLVM's
+    optimization and code generation. The cache lives in ``TW_CACHE_DIR`` (default
+    ``~/.cache/tensorweave``; ``TW_CACHE_DIR=""`` turns it off) or wherever
+    ``codegen_llvm.cache.set_cache_dir(path)`` points (``None`` turns it off).
+    """
     from .target import Target
     tgt = Target(target)
     if tgt.kind.name == "llvm":

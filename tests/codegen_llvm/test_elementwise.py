@@ -140,3 +140,20 @@ def test_dlpack_and_array_interface_arguments_are_not_copied():
     b = np.zeros(N, "float32")
     f(Holder(a), Holder(b))
     np.testing.assert_allclose(b, a + 1)
+
+
+@pytest.mark.parametrize("lanes", [16, 32])
+def test_vector_math_in_wide_vectors(lanes):
+    """Wide vectorized loops call the vector math library chunk by chunk (or scalarize)."""
+    n = 3 * lanes + 5
+    A = te.placeholder((n,), name="A")
+    B = te.compute((n,), lambda i: te.exp(A[i]) + te.tanh(A[i]) * te.erf(A[i])
+                   + te.sigmoid(A[i]), name="B")
+    s = te.create_schedule(B.op)
+    xo, xi = s[B].split(B.op.axis[0], factor=lanes)
+    s[B].vectorize(xi)
+    a = np.random.default_rng(3).uniform(-3, 3, n).astype("float32")
+    erf = np.vectorize(math.erf)
+    verify_schedule(s, [A, B], [a], [np.empty(n, "float32")],
+                    lambda a: (np.exp(a) + np.tanh(a) * erf(a) + 1 / (1 + np.exp(-a)))
+                    .astype("float32"), rtol=1e-5, atol=1e-6)
