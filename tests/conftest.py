@@ -1,4 +1,6 @@
+import atexit
 import os
+import shutil
 import tempfile
 
 os.environ.setdefault("TW_VERIFY", "1")
@@ -6,4 +8,7 @@ os.environ.setdefault("TW_VERIFY", "1")
 # This must happen before numba is imported; PTX compilation runs in a separate process.
 os.environ.setdefault("NUMBA_ENABLE_CUDASIM", "1")
 # Tests write compiled code to a cache of their own, never the user's ~/.cache/tensorweave.
-os.environ.setdefault("TW_CACHE_DIR", tempfile.mkdtemp(prefix="tw-test-cache-"))
+if "TW_CACHE_DIR" not in os.environ:
+    _cache = tempfile.mkdtemp(prefix="tw-test-cache-")
+    os.environ["TW_CACHE_DIR"] = _cache
+    atexit.register(shutil.rmtree, _cache, ignore_errors=True)
