@@ -5,7 +5,7 @@ import ctypes
 import statistics
 import time
 
-from .runtime import Signature
+from .runtime import Signature, fast_converter
 
 
 class BenchmarkResult:
@@ -35,6 +35,7 @@ class Module:
         self._jit = jit
         self._source_ll = source_ll
         self._sig = Signature(func, shape_vars)
+        self._fast = fast_converter(self._sig)
         n_ptr = len(self._sig.buffers)
         argtypes = [ctypes.c_void_p] * n_ptr
         for v in self._sig.scalars + list(shape_vars):
@@ -44,7 +45,9 @@ class Module:
         self.imported_modules = []
 
     def __call__(self, *args):
-        cargs, _keep = self._sig.convert(args)
+        cargs = self._fast(args) if self._fast is not None else None
+        if cargs is None:
+            cargs, _keep = self._sig.convert(args)
         status = self._cfunc(*cargs)
         if status:
             raise RuntimeError(f"{self.name} returned error status {status}")

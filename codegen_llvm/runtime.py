@@ -206,3 +206,63 @@ class Signature:
                 if isinstance(val, IntImm) and val.value != shape[d]:
                     raise ArgumentError(f"argument {spec.name}: dimension {d} must be {dim} = "
                                         f"{val.value}, got shape {tuple(shape)}")
+
+
+def fast_converter(sig: Signature):
+    """A converter specialised to ``sig`` for the common case (C-contiguous numpy arrays of the
+    declared dtypes and shapes, no overlap), or None when the signature has scalars or shape
+    expressions. It returns the C arguments, or None to defer to ``Signature.convert`` (which
+    then either succeeds or raises the detailed error)."""
+    if any(isinstance(p, Var) for p in sig.specs):
+        return None
+    if any(p.expr_dims for p in sig.specs):
+        return None
+    names = [f"a{k}" for k in range(len(sig.specs))]
+    g = {"ndarray": np.ndarray, "from_buffer": ctypes.c_char.from_buffer,
+         "addressof": ctypes.addressof}
+    lines = [f"def fast(args):",
+             f"    if len(args) != {len(names)}:",
+             f"        return None",
+             f"    {', '.join(names)}{',' if len(names) == 1 else ''} = args"]
+    bound = {}
+    for k, (spec, a) in enumerate(zip(sig.specs, names)):
+        g[f"D{k}"] = spec.np_dtype
+        checks = [f"type({a}) is not ndarray", f"{a}.dtype is not D{k}"]
+        if spec.const_shape is not None:
+            g[f"S{k}"] = spec.const_shape
+            checks.append(f"{a}.shape != S{k}")
+        else:
+            checks.append(f"len({a}.shape) != {spec.ndim}")
+        checks.append(f"not {a}.flags.c_contiguous")
+        if spec.is_out:
+            checks.append(f"not {a}.flags.writeable")
+        lines.append(f"    if {' or '.join(checks)}:")
+        lines.append(f"        return None")
+        if spec.const_shape is None:
+            for d, dim in enumerate(spec.buf.shape):
+                if isinstance(dim, IntImm):
+                    lines.append(f"    if {a}.shape[{d}] != {dim.value}:")
+                    lines.append(f"        return None")
+                elif dim in bound:
+                    lines.append(f"    if {a}.shape[{d}] != {bound[dim]}:")
+                    lines.append(f"        return None")
+                else:
+                    bound[dim] = f"v{len(bound)}"
+                    lines.append(f"    {bound[dim]} = {a}.shape[{d}]")
+        lines.append(f"    try:")
+        lines.append(f"        p{k} = addressof(from_buffer({a}))")
+        lines.append(f"    except (TypeError, ValueError):")
+        lines.append(f"        return None")
+        lines.append(f"    e{k} = p{k} + {a}.nbytes")
+    outs = [k for k, s in enumerate(sig.specs) if s.is_out]
+    ins = [k for k, s in enumerate(sig.specs) if not s.is_out]
+    for o in outs:
+        for i in ins:
+            lines.append(f"    if p{o} < e{i} and p{i} < e{o}:")
+            lines.append(f"        return None")
+    if any(v not in bound for v in sig.shape_vars):
+        return None
+    result = [f"p{k}" for k in range(len(names))] + [bound[v] for v in sig.shape_vars]
+    lines.append(f"    return ({', '.join(result)}{',' if len(result) == 1 else ''})")
+    exec("\n".join(lines), g)
+    return g["fast"]
