@@ -1,1 +1,2 @@
-"""Operators written in te, with default schedules (``nn.ops.gpu`` for NVIDIA GPUs)."""
+"""Operators written in te, with default schedules (``nn.ops.cpu`` for x86 CPUs, ``nn.ops.gpu``
+for NVIDIA GPUs)."""

@@ -1,0 +1,81 @@
+"""Helpers shared by the CPU operators: constant shapes, padding, vector widths, row loops."""
+from __future__ import annotations
+
+from te import dtypes
+from te.expr import IntImm
+from te.tensor import ComputeOp
+
+VECTOR_BITS = 512       # AVX-512; on Zen 4 a 512-bit operation runs as two 256-bit halves
+
+
+def const_shape(t, what) -> tuple:
+    """The shape of tensor ``t`` as ints; the tuned schedules need constant sizes."""
+    shape = []
+    for d in t.shape:
+        if not isinstance(d, IntImm):
+            raise ValueError(f"{what}: {t.name} has the symbolic size {d}; the CPU schedules "
+                             "need constant shapes (declare the placeholder with ints)")
+        shape.append(d.value)
+    return tuple(shape)
+
+
+def pad_to(n, multiple) -> int:
+    """``n`` rounded up to a multiple of ``multiple``."""
+    return -(-n // multiple) * multiple
+
+
+def vector_lanes(dtype) -> int:
+    """Elements of ``dtype`` in one vector register."""
+    return max(1, VECTOR_BITS // dtypes.bits(dtype))
+
+PARALLEL_MIN = 1 << 15      # elements below which a parallel loop costs more than it saves
+
+
+def num_elements(shape):
+    """The product of ``shape``: an int when constant, else None."""
+    total = 1
+    for d in shape:
+        if not isinstance(d, IntImm):
+            return None
+        total *= d.value
+    return total
+
+
+def inline_injective(s, outs):
+    """Inline every elementwise stage of ``s`` that is not one of ``outs``."""
+    out_ops = {s[o].op for o in outs}
+    for stage in s.stages:
+        op = stage.op
+        if isinstance(op, ComputeOp) and op not in out_ops and not op.is_reduction:
+            stage.compute_inline()
+
+
+def schedule_rows(s, t, axes, parallel=True):
+    """Vectorize the last of ``axes`` and fuse the others into one loop, parallel when the
+    stage is large. Returns (outer loop or None, vector loop or None).
+
+    The last axis is split into vector lanes rather than fused with the others: a fused index
+    needs a division and a modulo, which turn broadcast operands' loads into gathers. When the
+    lanes do not divide it, its outer part stays a loop of its own, so that loop partitioning
+    can split off the partial vector (a guard on a fused loop would scalarize every vector).
+    """
+    stage = s[t]
+    lanes = vector_lanes(t.dtype)
+    axes = list(axes)
+    if not axes:
+        return None, None
+    lead, last = axes[:-1], axes[-1]
+    extent = last.dom.extent
+    vec = None
+    if not isinstance(extent, IntImm) or extent.value >= lanes:
+        last, vec = stage.split(last, factor=lanes)
+        stage.vectorize(vec)
+        if isinstance(extent, IntImm) and extent.value % lanes == 0 or not lead:
+            lead.append(last)
+    else:
+        lead.append(last)
+    outer = stage.fuse(*lead) if len(lead) > 1 else lead[0]
+    total = num_elements(t.shape)
+    if parallel and (total is None or total >= PARALLEL_MIN):
+        stage.parallel(outer)
+    return outer, vec
