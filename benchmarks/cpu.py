@@ -225,6 +225,69 @@ def run(threads, rounds, small, only):
     sys.stdout.flush()
 
 
+def call_overhead(rounds):
+    """Per-call cost of a built function on three small numpy arrays, next to numpy's add."""
+    import timeit
+    A = te.placeholder((4,), name="A")
+    B = te.placeholder((4,), name="B")
+    C = te.compute((4,), lambda i: A[i] + B[i], name="C")
+    f = te.build(te.create_schedule(C.op), [A, B, C])
+    a, b, c = np.ones(4, "float32"), np.ones(4, "float32"), np.empty(4, "float32")
+    number = 20000
+    ours = sorted(timeit.repeat(lambda: f(a, b, c), number=number, repeat=rounds))
+    ref = sorted(timeit.repeat(lambda: np.add(a, b, out=c), number=number, repeat=rounds))
+    print(f"call overhead (3 arrays of 4 floats): te {ours[len(ours) // 2] / number * 1e6:.2f} us"
+          f" per call; numpy np.add(a, b, out=c) {ref[len(ref) // 2] / number * 1e6:.2f} us")
+
+
+_BUILD_GEMM = """
+import sys, time
+sys.path.insert(0, {root!r})
+import te
+M = K = N = 1024
+bn = 32
+k = te.reduce_axis((0, K), "k")
+A = te.placeholder((M, K), name="A")
+B = te.placeholder((K, N), name="B")
+packedB = te.compute((N // bn, K, bn), lambda x, y, z: B[y, x * bn + z], name="packedB")
+C = te.compute((M, N), lambda m, n: te.sum(A[m, k] * packedB[n // bn, k, n % bn], axis=k),
+               name="C")
+s = te.create_schedule(C.op)
+CC = s.cache_write(C, "global")
+mo, no, mi, ni = s[C].tile(C.op.axis[0], C.op.axis[1], bn, bn)
+s[CC].compute_at(s[C], no)
+mc, nc = s[CC].op.axis
+(kaxis,) = s[CC].op.reduce_axis
+ko, ki = s[CC].split(kaxis, factor=4)
+s[CC].reorder(ko, mc, ki, nc)
+s[CC].vectorize(nc)
+s[CC].unroll(ki)
+x, _, z = s[packedB].op.axis
+s[packedB].vectorize(z)
+s[packedB].parallel(x)
+s[C].parallel(mo)
+t0 = time.perf_counter()
+te.build(s, [A, B, C], name="mmult")
+print(time.perf_counter() - t0)
+"""
+
+
+def compile_times():
+    """te.build of the GEMM tutorial's final schedule in new processes: cold, then cached."""
+    import tempfile
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    code = _BUILD_GEMM.format(root=root)
+    with tempfile.TemporaryDirectory() as cache:
+        env = dict(os.environ, TW_CACHE_DIR=cache)
+        times = []
+        for _ in range(2):
+            out = subprocess.run([sys.executable, "-c", code], env=env, check=True,
+                                 capture_output=True, text=True).stdout
+            times.append(float(out.strip().splitlines()[-1]))
+    print(f"compile time, GEMM tutorial final schedule, new process: cold {times[0] * 1e3:.0f} ms,"
+          f" from the on-disk cache {times[1] * 1e3:.0f} ms")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--threads", type=int, nargs="+", default=[1, 2])
@@ -251,6 +314,9 @@ def main():
                "--rounds", str(args.rounds)] + (["--small"] if args.small else []) \
             + (["--only", *args.only] if args.only else [])
         subprocess.run(cmd, env=env, check=True)
+    if not args.child and not args.only:
+        call_overhead(args.rounds)
+        compile_times()
 
 
 if __name__ == "__main__":
