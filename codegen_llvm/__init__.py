@@ -30,32 +30,9 @@ def _shape_vars(func):
 
 
 def _check_free_vars(func, shape_vars):
-    from schedule.functor import IRVisitor
-
-    class _Free(IRVisitor):
-        def __init__(self):
-            self.bound, self.free = set(), {}
-
-        def visit_For(self, node):
-            self.bound.add(node.loop_var)
-            self.generic_visit(node)
-
-        def visit_LetStmt(self, node):
-            self.bound.add(node.var)
-            self.generic_visit(node)
-
-        def visit_Let(self, node):
-            self.bound.add(node.var)
-            self.generic_visit(node)
-
-        def visit_Var(self, node):
-            if node not in self.bound:
-                self.free.setdefault(node, None)
-
-    v = _Free()
-    v.visit(func.body)
+    from schedule.analysis import uses
     known = set(p for p in func.params if isinstance(p, Var)) | set(shape_vars)
-    for var in v.free:
+    for var in uses(func.body)[0]:
         if var not in known:
             raise CodegenError(f"build {func.name}: variable {var.name} is used but not bound; "
                                "pass it in the argument list (te.build(s, [..., "
