@@ -257,6 +257,8 @@ CONV_CASES = [
     (1, 8, 15, 17, 8, 3, 2, 1, 1, 8),                # depthwise, stride 2
     (1, 8, 15, 17, 16, 5, 1, (1, 2, 0, 3), 1, 8),    # depthwise x2 channels, 4-sided pad
     (1, 16, 20, 70, 12, 1, 1, 0, 1, 2),              # 1x1, grouped, wide rows (two tiles)
+    (1, 16, 9, 13, 40, 3, 1, 1, 1, 1),               # dense: output channels as vector lanes
+    (2, 24, 11, 10, 33, 3, (2, 3), (1, 0, 2, 1), 2, 1),  # the same with strides, dilation, pad
 ]
 
 
