@@ -11,12 +11,11 @@ from __future__ import annotations
 import re
 
 from te import dtypes
-from te.expr import (Add, And, Binary, Call, Cast, Div, EQ, FloatImm, FloorDiv, FloorMod, GE, GT,
-                     IntImm, LE, LT, Let, Max, Min, Mod, Mul, NE, Not, Or, Select, Sub, Var)
+from te.expr import (Add, And, Call, EQ, FloorDiv, FloorMod, GE, GT, IntImm, LE, LT, Max,
+                     Mul, NE, Or, Sub)
 from schedule.analysis import stores_to, thread_loops, uses
 from schedule.interp import alloc_size
-from schedule.ir import (Allocate, Buffer, BufferLoad, BufferStore, Evaluate, For, ForKind,
-                         IfThenElse, LetStmt, SeqStmt)
+from schedule.ir import (Allocate, BufferStore, ForKind, SeqStmt)
 from schedule.simplify import simplify
 from schedule.structural import structural_equal
 from schedule.stage import ScheduleError

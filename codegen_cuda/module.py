@@ -23,7 +23,6 @@ def simulator() -> bool:
 
 
 def _globals():
-    import numba
     from numba import cuda, types
 
     g = {"cuda": cuda, "math": math, "np": np, "min": min, "max": max}

@@ -11,12 +11,10 @@ from __future__ import annotations
 from llvmlite import ir
 
 from te import dtypes
-from te.expr import (Binary, Call, Cast, Div, FloatImm, FloorDiv, FloorMod, IntImm, Let, Max,
-                     Min, Mod, Not, Select, Var)
+from te.expr import (Binary, Div, FloorDiv, FloorMod, IntImm, Max, Min, Mod, Var)
 from schedule.analysis import uses
 from schedule.interp import alloc_size
-from schedule.ir import (Allocate, Broadcast, Buffer, BufferLoad, BufferStore, For, ForKind,
-                         IfThenElse, LetStmt, Ramp, SeqStmt, Evaluate)
+from schedule.ir import (Buffer, ForKind, Ramp)
 from schedule.simplify import INF, const_bounds
 
 from .jit import has_symbol

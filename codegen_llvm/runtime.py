@@ -75,7 +75,7 @@ def as_array_view(arg, name):
                                 f"({err}); pass a host array") from None
         return as_array_view(arr, name)
     raise ArgumentError(f"argument {name} must be an array (numpy array, te.nd.NDArray, or an "
-                        f"object with __array_interface__ or DLPack), got "
+                        "object with __array_interface__ or DLPack), got "
                         f"{type(arg).__name__}")
 
 
@@ -220,9 +220,9 @@ def fast_converter(sig: Signature):
     names = [f"a{k}" for k in range(len(sig.specs))]
     g = {"ndarray": np.ndarray, "from_buffer": ctypes.c_char.from_buffer,
          "addressof": ctypes.addressof}
-    lines = [f"def fast(args):",
+    lines = ["def fast(args):",
              f"    if len(args) != {len(names)}:",
-             f"        return None",
+             "        return None",
              f"    {', '.join(names)}{',' if len(names) == 1 else ''} = args"]
     bound = {}
     for k, (spec, a) in enumerate(zip(sig.specs, names)):
@@ -237,29 +237,29 @@ def fast_converter(sig: Signature):
         if spec.is_out:
             checks.append(f"not {a}.flags.writeable")
         lines.append(f"    if {' or '.join(checks)}:")
-        lines.append(f"        return None")
+        lines.append("        return None")
         if spec.const_shape is None:
             for d, dim in enumerate(spec.buf.shape):
                 if isinstance(dim, IntImm):
                     lines.append(f"    if {a}.shape[{d}] != {dim.value}:")
-                    lines.append(f"        return None")
+                    lines.append("        return None")
                 elif dim in bound:
                     lines.append(f"    if {a}.shape[{d}] != {bound[dim]}:")
-                    lines.append(f"        return None")
+                    lines.append("        return None")
                 else:
                     bound[dim] = f"v{len(bound)}"
                     lines.append(f"    {bound[dim]} = {a}.shape[{d}]")
-        lines.append(f"    try:")
+        lines.append("    try:")
         lines.append(f"        p{k} = addressof(from_buffer({a}))")
-        lines.append(f"    except (TypeError, ValueError):")
-        lines.append(f"        return None")
+        lines.append("    except (TypeError, ValueError):")
+        lines.append("        return None")
         lines.append(f"    e{k} = p{k} + {a}.nbytes")
     outs = [k for k, s in enumerate(sig.specs) if s.is_out]
     ins = [k for k, s in enumerate(sig.specs) if not s.is_out]
     for o in outs:
         for i in ins:
             lines.append(f"    if p{o} < e{i} and p{i} < e{o}:")
-            lines.append(f"        return None")
+            lines.append("        return None")
     if any(v not in bound for v in sig.shape_vars):
         return None
     result = [f"p{k}" for k in range(len(names))] + [bound[v] for v in sig.shape_vars]

@@ -7,8 +7,7 @@ are emitted, with their allocation, inside the consumer's attach loop.
 """
 from __future__ import annotations
 
-from te import dtypes
-from te.expr import Call, IntImm, Let, ProducerLoad, Reduce, Var, all_, const
+from te.expr import Call, IntImm, Reduce, Var, all_, const
 from te.functor import ExprMutator, substitute
 from te.tensor import COMM_REDUCE, ComputeOp, PlaceholderOp, Tensor
 

@@ -1,7 +1,6 @@
 """compute_inline: substitute the bodies of inlined stages into the stages that read them."""
 from __future__ import annotations
 
-from te.expr import ProducerLoad
 from te.functor import ExprMutator, substitute
 from te.tensor import ComputeOp
 

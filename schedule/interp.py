@@ -13,11 +13,10 @@ import math
 import numpy as np
 
 from te import dtypes
-from te.expr import (Add, And, Call, Cast, Div, EQ, FloatImm, FloorDiv, FloorMod, GE, GT, IntImm,
-                     LE, LT, Let, Max, Min, Mod, Mul, NE, Not, Or, Select, Sub, Var)
+from te.expr import (Add, And, EQ, FloorDiv, FloorMod, GE, GT, IntImm, LE, LT, Max, Min,
+                     Mod, Mul, NE, Or, Sub, Var)
 
-from .ir import (Allocate, Broadcast, Buffer, BufferLoad, BufferStore, Evaluate, For, IfThenElse,
-                 LetStmt, PrimFunc, Ramp, SeqStmt)
+from .ir import (Buffer, PrimFunc)
 
 
 def _np_dtype(dtype):

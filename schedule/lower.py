@@ -22,7 +22,7 @@ from .passes.simplify import simplify_stmt
 from .passes.storage_flatten import storage_flatten
 from .passes.unroll_loops import unroll_loops
 from .passes.vectorize_loops import vectorize_loops
-from .schedule import Schedule, create_schedule
+from .schedule import Schedule
 from .stage import ScheduleError
 
 PASSES = (

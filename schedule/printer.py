@@ -6,9 +6,9 @@ The output is deterministic, so tests may compare it with expected text. Loops s
 from __future__ import annotations
 
 from te import dtypes
-from te.expr import (Add, And, Binary, Call, Cast, Div, EQ, FloatImm, FloorDiv, FloorMod, GE, GT,
-                     IntImm, LE, LT, Let, Max, Min, Mod, Mul, NE, Not, Or, ProducerLoad, Reduce,
-                     Select, Sub, Var)
+from te.expr import (Add, And, Call, Cast, Div, EQ, FloatImm, FloorDiv, FloorMod, GE, GT, IntImm,
+                     LE, LT, Let, Max, Min, Mod, Mul, NE, Not, Or, ProducerLoad, Reduce, Select,
+                     Sub, Var)
 
 from .ir import (Allocate, Broadcast, Buffer, BufferLoad, BufferStore, Evaluate, For, ForKind,
                  IfThenElse, LetStmt, PrimFunc, Ramp, SeqStmt)

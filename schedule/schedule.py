@@ -11,11 +11,11 @@ import dataclasses
 from te.expr import ProducerLoad, Reduce, Var
 from te.intrin import if_then_else
 from te.functor import ExprMutator, substitute
-from te.tensor import COMM_REDUCE, DATA_PAR, ComputeOp, IterVar, Operation, PlaceholderOp, \
-    Range, Tensor, _REDUCE_VARS
+from te.tensor import COMM_REDUCE, DATA_PAR, ComputeOp, IterVar, Operation, Range, \
+    Tensor, _REDUCE_VARS
 from te.expr import const, all_
 
-from .stage import Fuse, ScheduleError, Split, Stage
+from .stage import ScheduleError, Split, Stage
 
 
 def _as_ops(ops):

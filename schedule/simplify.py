@@ -13,9 +13,8 @@ import math
 import numpy as np
 
 from te import dtypes
-from te.expr import (Add, And, Binary, Call, Cast, Div, EQ, Expr, FloatImm, FloorDiv, FloorMod,
-                     GE, GT, IntImm, LE, LT, Max, Min, Mod, Mul, NE, Not, Or, Select, Sub, Var,
-                     cast, const)
+from te.expr import (Add, And, Cast, Div, EQ, Expr, FloatImm, FloorDiv, FloorMod, GE, GT,
+                     IntImm, LE, LT, Max, Min, Mod, Mul, NE, Or, Select, Sub, Var, cast, const)
 from te.functor import ExprMutator
 from te.tensor import is_size_var
 

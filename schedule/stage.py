@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from te import dtypes
 from te.expr import Expr, Var, as_int, convert
 from te.tensor import COMM_REDUCE, THREAD_INDEX, ComputeOp, IterVar, Operation, \
-    PlaceholderOp, Tensor
+    Tensor
 
 from .ir import ForKind
 

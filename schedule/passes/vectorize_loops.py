@@ -8,11 +8,11 @@ vector to one address) keeps its loop, annotated with the reason, for LLVM to ve
 from __future__ import annotations
 
 from te import dtypes
-from te.expr import (Add, Binary, Call, Cast, Let, Mul, Not, Select, Sub, Var, IntImm, const)
+from te.expr import (Add, Binary, Call, Cast, Mul, Not, Select, Sub, Var, IntImm)
 
 from ..functor import IRMutator
-from ..ir import (Allocate, Broadcast, BufferLoad, BufferStore, For, ForKind, IfThenElse,
-                  LetStmt, Ramp, broadcast, ramp)
+from ..ir import (BufferLoad, BufferStore, For, ForKind, IfThenElse, LetStmt, Ramp,
+                  broadcast, ramp)
 
 
 class _Unvectorizable(Exception):
