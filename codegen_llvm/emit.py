@@ -32,6 +32,12 @@ class CodegenError(RuntimeError):
     pass
 
 
+def symbol(name) -> str:
+    """The LLVM symbol of a built function: prefixed, so that a function named ``exp`` or
+    ``malloc`` never replaces the library function that the generated code calls."""
+    return "tw_" + name
+
+
 class _Ctx:
     """Per-LLVM-function state: builder, variable values, buffer pointers, loop ranges."""
 
@@ -74,7 +80,7 @@ class Emitter:
         scalars = [p for p in func.params if isinstance(p, Var)] + list(shape_vars)
         arg_types = [ir.PointerType(memory_type(b.dtype)) for b in buffers] + \
             [value_type(v.dtype) for v in scalars]
-        fn = ir.Function(self.module, ir.FunctionType(I32, arg_types), name=func.name)
+        fn = ir.Function(self.module, ir.FunctionType(I32, arg_types), name=symbol(func.name))
         fn.attributes.add("nounwind")
         for k, b in enumerate(buffers):
             fn.args[k].name = b.name.replace(".", "_")

@@ -5,6 +5,7 @@ import ctypes
 import statistics
 import time
 
+from .emit import symbol
 from .runtime import Signature, fast_converter
 
 
@@ -41,7 +42,7 @@ class Module:
         for v in self._sig.scalars + list(shape_vars):
             argtypes.append(_CTYPES[v.dtype])
         proto = ctypes.CFUNCTYPE(ctypes.c_int32, *argtypes)
-        self._cfunc = proto(jit.address(func.name))
+        self._cfunc = proto(jit.address(symbol(func.name)))
         self.imported_modules = []
 
     def __call__(self, *args):

@@ -157,3 +157,19 @@ def test_vector_math_in_wide_vectors(lanes):
     verify_schedule(s, [A, B], [a], [np.empty(n, "float32")],
                     lambda a: (np.exp(a) + np.tanh(a) * erf(a) + 1 / (1 + np.exp(-a)))
                     .astype("float32"), rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("name", ["exp", "log", "tanh", "malloc"])
+def test_function_named_like_a_library_function(name):
+    """A built function called ``exp`` must not replace libm's exp in its own module."""
+    A = te.placeholder((7,), name="A", dtype="float64")
+    B = te.compute((7,), lambda i: te.log(te.exp(A[i]) + 1.0) * te.tanh(A[i]), name="B")
+    s = te.create_schedule(B.op)
+    xo, xi = s[B].split(B.op.axis[0], factor=4)
+    s[B].vectorize(xi)
+    f = te.build(s, [A, B], name=name)
+    a = np.linspace(0.1, 2, 7)
+    b = np.empty(7)
+    f(a, b)
+    np.testing.assert_allclose(b, np.log(np.exp(a) + 1) * np.tanh(a), rtol=1e-12)
+    assert f.entry_name == name

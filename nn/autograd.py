@@ -1,0 +1,443 @@
+"""Reverse-mode automatic differentiation, as PyTorch's autograd has it.
+
+Every operation that runs on a tensor requiring grad records a node, the output's ``grad_fn``:
+the context object of the operation's ``Function``, holding what its backward needs and one
+edge (``next_functions``) per input, to the input's own node or, for a leaf, to the leaf's
+``AccumulateGrad`` node. ``backward`` and ``grad`` sort the nodes reachable from the outputs
+topologically (iteratively; roots in order, then inputs in order, so the order is
+deterministic), run each node's backward once all its incoming gradients are summed, and free
+the saved tensors unless ``retain_graph``. Backward functions are written in the same
+differentiable operators as forward ones, so with ``create_graph=True`` gradients have graphs
+of their own and can be differentiated again.
+"""
+from __future__ import annotations
+
+import contextlib
+import itertools
+import threading
+import warnings
+import weakref
+
+import numpy as np
+
+from . import tensor as _tensor
+
+__all__ = ["Function", "backward", "grad", "gradcheck", "GradcheckError", "no_grad",
+           "enable_grad", "is_grad_enabled", "RemovableHandle"]
+
+FREED = ("Trying to backward through the graph a second time (or directly access saved tensors "
+         "after they have already been freed). Saved intermediate values of the graph are freed "
+         "when you call .backward() or autograd.grad(). Specify retain_graph=True if you need to "
+         "backward through the graph a second time or if you need to access saved tensors after "
+         "calling backward.")
+
+# ----------------------------------------------------------------------------- grad mode
+
+_mode = threading.local()
+
+
+def is_grad_enabled() -> bool:
+    """Whether operations record the graph in this thread."""
+    return getattr(_mode, "enabled", True)
+
+
+class _GradMode(contextlib.ContextDecorator):
+    enabled = True
+
+    def __init__(self):
+        self._previous = []         # a stack: the same instance may decorate a recursive call
+
+    def __enter__(self):
+        self._previous.append(is_grad_enabled())
+        _mode.enabled = self.enabled
+
+    def __exit__(self, *exc):
+        _mode.enabled = self._previous.pop()
+
+
+class no_grad(_GradMode):
+    """Context manager (or decorator) in which operations record no graph."""
+    enabled = False
+
+
+class enable_grad(_GradMode):
+    """Context manager (or decorator) that turns recording back on inside ``no_grad``."""
+    enabled = True
+
+
+class _set_grad_enabled(_GradMode):
+    def __init__(self, enabled):
+        super().__init__()
+        self.enabled = enabled
+
+
+# ----------------------------------------------------------------------------- graph nodes
+
+class RemovableHandle:
+    """Returned by ``register_hook``: ``remove()`` takes the hook out again."""
+    _ids = itertools.count()
+
+    def __init__(self, hooks: dict):
+        self.id = next(self._ids)
+        self._hooks = hooks
+
+    def remove(self):
+        self._hooks.pop(self.id, None)
+
+
+class Node:
+    """A node of the backward graph: gradients of its outputs in, of its inputs out."""
+    next_functions: tuple = ()
+
+    def __init__(self):
+        self._hooks = {}            # output number -> hook dict of the (non-leaf) output tensor
+        self._retained = {}         # output number -> weakref to an output that retains grad
+
+    def name(self) -> str:
+        return type(self).__name__
+
+    def __repr__(self):
+        return f"<{self.name()} object at {id(self):#x}>"
+
+    def _output_hooks(self, nr):
+        return self._hooks.get(nr)
+
+
+class AccumulateGrad(Node):
+    """The node of a leaf tensor: adds the gradient that reaches it into ``variable.grad``."""
+
+    def __init__(self, variable):
+        super().__init__()
+        self.variable = variable
+
+    def _output_hooks(self, nr):
+        return self.variable._backward_hooks
+
+
+class BackwardNode(Node):
+    """The node of one call of a ``Function``; its backward's ``ctx``."""
+    _forward_cls = None
+
+    def __init__(self):
+        super().__init__()
+        self.needs_input_grad = ()
+        self._saved = ()
+        self._freed = False
+        self._non_differentiable = set()
+        self._outputs = ()          # (shape, dtype) of each differentiable output, else None
+        self._input_meta = ()       # (shape, dtype) of each input that requires grad, else None
+
+    def save_for_backward(self, *tensors):
+        """Keep ``tensors`` for backward; they are freed with the graph."""
+        self._saved = tensors
+
+    @property
+    def saved_tensors(self) -> tuple:
+        if self._freed:
+            raise RuntimeError(FREED)
+        return self._saved
+
+    def mark_non_differentiable(self, *tensors):
+        """Outputs among ``tensors`` get no gradient (such as the indices of ``max``)."""
+        self._non_differentiable.update(id(t) for t in tensors)
+
+    def apply(self, *grad_outputs):
+        """Run the Function's backward on the gradients of the outputs."""
+        return self._forward_cls.backward(self, *grad_outputs)
+
+    def _release(self):
+        if self._saved:
+            self._saved = ()
+            self._freed = True
+
+    def _run(self, slots):
+        """Backward on the summed gradients in ``slots``, checked against the inputs."""
+        grad_outputs = []
+        for nr, meta in enumerate(self._outputs):
+            g = slots.get(nr)
+            if g is None and meta is not None:      # an output that nothing used
+                g = _tensor.zeros(meta[0], dtype=meta[1])
+            grad_outputs.append(g)
+        grads = self.apply(*grad_outputs)
+        grads = grads if isinstance(grads, tuple) else (grads,)
+        if len(grads) != len(self.next_functions):
+            raise RuntimeError(f"function {self.name()} returned an incorrect number of "
+                               f"gradients (expected {len(self.next_functions)}, got "
+                               f"{len(grads)})")
+        checked = []
+        for k, (g, meta) in enumerate(zip(grads, self._input_meta)):
+            if g is None or meta is None:
+                checked.append(None)
+                continue
+            if g.shape != meta[0]:
+                raise RuntimeError(f"Function {self.name()} returned an invalid gradient at "
+                                   f"index {k} - got {list(g.shape)} but expected shape "
+                                   f"compatible with {list(meta[0])}")
+            checked.append(g if g.dtype == meta[1] else g.to(meta[1]))
+        return checked
+
+
+class Function:
+    """Base class of differentiable operations, as ``torch.autograd.Function``.
+
+    Subclasses define ``forward(ctx, *args)`` and ``backward(ctx, *grad_outputs)`` as static
+    methods and are called through ``apply``; ``backward`` returns one gradient (or None) per
+    argument of ``forward``. Forward runs without recording; ``ctx`` is the graph node.
+    """
+    node_suffix = "Backward"        # the node of Function ``Mul`` is named ``MulBackward``
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        cls._node_cls = type(cls.__name__ + cls.node_suffix, (BackwardNode,),
+                             {"_forward_cls": cls, "__module__": cls.__module__})
+
+    @staticmethod
+    def forward(ctx, *args):
+        raise NotImplementedError("a Function subclass must define forward(ctx, *args)")
+
+    @staticmethod
+    def backward(ctx, *grad_outputs):
+        raise NotImplementedError("a Function subclass must define backward(ctx, *grads)")
+
+    @classmethod
+    def apply(cls, *args):
+        """Run forward on ``args`` and, when an input requires grad, record the node."""
+        Tensor = _tensor.Tensor
+        ctx = cls._node_cls()
+        ctx.needs_input_grad = tuple(isinstance(a, Tensor) and a.requires_grad for a in args)
+        with no_grad():
+            result = cls.forward(ctx, *args)
+        if not (is_grad_enabled() and any(ctx.needs_input_grad)):
+            return result
+        outputs = result if isinstance(result, tuple) else (result,)
+        inputs = {id(a) for a in args if isinstance(a, Tensor)}
+        # an input returned as is becomes a new tensor on the same storage, as PyTorch's view
+        outputs = tuple(Tensor(o._data) if id(o) in inputs else o for o in outputs)
+        ctx.next_functions = tuple(_edge(a) if needs else (None, 0)
+                                   for a, needs in zip(args, ctx.needs_input_grad))
+        ctx._input_meta = tuple((a.shape, a.dtype) if needs else None
+                                for a, needs in zip(args, ctx.needs_input_grad))
+        meta = []
+        for nr, out in enumerate(outputs):
+            differentiable = (isinstance(out, Tensor) and out.is_floating_point()
+                              and id(out) not in ctx._non_differentiable)
+            meta.append((out.shape, out.dtype) if differentiable else None)
+            if differentiable:
+                out._set_history(ctx, nr)
+        ctx._outputs = tuple(meta)
+        return outputs if isinstance(result, tuple) else outputs[0]
+
+
+def _edge(t):
+    """(node, output number) through which gradients reach tensor ``t``."""
+    if t.grad_fn is not None:
+        return t.grad_fn, t._output_nr
+    node = t._accumulator() if t._accumulator is not None else None
+    if node is None:            # one per leaf while a graph uses it, so hooks run once
+        node = AccumulateGrad(t)
+        t._accumulator = weakref.ref(node)
+    return node, 0
+
+
+# ----------------------------------------------------------------------------- the engine
+
+def _topological_order(roots):
+    """The nodes reachable from ``roots``, each before the nodes it sends gradients to."""
+    order, seen = [], set()
+    for root in roots:
+        if root in seen:
+            continue
+        seen.add(root)
+        stack = [(root, iter(root.next_functions))]
+        while stack:
+            node, children = stack[-1]
+            for child, _ in children:
+                if child is not None and child not in seen:
+                    seen.add(child)
+                    stack.append((child, iter(child.next_functions)))
+                    break
+            else:
+                stack.pop()
+                order.append(node)
+    order.reverse()
+    return order
+
+
+def _leading_to(order, targets):
+    """The nodes of ``order`` from which a gradient can reach one of ``targets``."""
+    needed = set()
+    for node in reversed(order):
+        if node in targets or any(c in needed for c, _ in node.next_functions):
+            needed.add(node)
+    return needed
+
+
+def _accumulate(t, g, create_graph):
+    """Add ``g`` into ``t.grad``; the first gradient gets a buffer of its own."""
+    if t._grad is None:
+        t._grad = g if create_graph else _tensor.Tensor(g._data.copy())
+    elif create_graph:
+        t._grad = t._grad + g
+    else:
+        t._grad.add_(g)
+
+
+def _finish(node, nr, g, create_graph):
+    """Run the tensor hooks of output ``nr`` on its summed gradient ``g``, retain it."""
+    hooks = node._output_hooks(nr)
+    for hook in list(hooks.values()) if hooks else ():
+        replaced = hook(g)
+        if replaced is not None:
+            g = replaced
+    ref = node._retained.get(nr)
+    if ref is not None and ref() is not None:
+        _accumulate(ref(), g, create_graph)
+    return g
+
+
+def _execute(outputs, grad_outputs, retain_graph, create_graph, inputs=None):
+    """Propagate ``grad_outputs`` back from ``outputs``: into the leaves' ``.grad``, or,
+    given ``inputs``, into a list of their gradients (leaving every ``.grad`` alone)."""
+    roots = [_edge(t) for t in outputs]
+    order = _topological_order([node for node, _ in roots])
+    pending = {}                    # node -> {output number: summed gradient}
+
+    def send(node, nr, g):
+        slots = pending.setdefault(node, {})
+        slots[nr] = g if nr not in slots else slots[nr] + g
+
+    captures, needed, results = {}, None, None
+    if inputs is not None:
+        for k, t in enumerate(inputs):
+            captures.setdefault(_edge(t), []).append(k)
+        needed = _leading_to(order, {node for node, _ in captures})
+        results = [None] * len(inputs)
+    with _set_grad_enabled(create_graph):
+        for (node, nr), g in zip(roots, grad_outputs):
+            send(node, nr, g)
+        for node in order:
+            if needed is not None and node not in needed:
+                continue
+            slots = pending.pop(node, None)
+            if slots is None:
+                continue
+            for nr in sorted(slots):
+                slots[nr] = _finish(node, nr, slots[nr], create_graph)
+                for k in captures.get((node, nr), ()):
+                    results[k] = slots[nr]
+            if isinstance(node, AccumulateGrad):
+                if inputs is None:
+                    _accumulate(node.variable, slots[0], create_graph)
+                continue
+            if needed is not None and not any(c in needed for c, _ in node.next_functions):
+                continue
+            grads = node._run(slots)
+            for (child, nr), g in zip(node.next_functions, grads):
+                if child is not None and g is not None:
+                    send(child, nr, g)
+            if not retain_graph:
+                node._release()
+    return results
+
+
+def _as_tuple(x):
+    return tuple(x) if isinstance(x, (tuple, list)) else (x,)
+
+
+def _make_grads(outputs, grad_outputs):
+    """The seed gradient of each output: ones for a one-element output when not given."""
+    grads = _as_tuple(grad_outputs) if grad_outputs is not None else (None,) * len(outputs)
+    if len(grads) != len(outputs):
+        raise RuntimeError(f"grad_outputs has {len(grads)} tensors but there are "
+                           f"{len(outputs)} outputs")
+    seeds = []
+    for k, (out, g) in enumerate(zip(outputs, grads)):
+        if not out.requires_grad:
+            raise RuntimeError(f"element {k} of tensors does not require grad and does not "
+                               "have a grad_fn")
+        if g is None:
+            if out.numel() != 1:
+                raise RuntimeError("grad can be implicitly created only for scalar outputs")
+            g = _tensor.ones_like(out)
+        elif g.shape != out.shape:
+            raise RuntimeError(f"Mismatch in shape: grad_output[{k}] has a shape of "
+                               f"{g.shape} and output[{k}] has a shape of {out.shape}.")
+        seeds.append(g)
+    return seeds
+
+
+def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False):
+    """Accumulate the gradients of ``tensors`` into the ``.grad`` of the leaves."""
+    outputs = _as_tuple(tensors)
+    seeds = _make_grads(outputs, grad_tensors)
+    _execute(outputs, seeds, create_graph if retain_graph is None else retain_graph,
+             create_graph)
+
+
+def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False,
+         allow_unused=False):
+    """The gradients of ``outputs`` with respect to ``inputs``, as a tuple."""
+    outputs, inputs = _as_tuple(outputs), _as_tuple(inputs)
+    for t in inputs:
+        if not t.requires_grad:
+            raise RuntimeError("One of the differentiated Tensors does not require grad")
+    seeds = _make_grads(outputs, grad_outputs)
+    results = _execute(outputs, seeds, create_graph if retain_graph is None else retain_graph,
+                       create_graph, inputs=inputs)
+    if not allow_unused and any(r is None for r in results):
+        raise RuntimeError("One of the differentiated Tensors appears to not have been used in "
+                           "the graph. Set allow_unused=True if this is the desired behavior.")
+    return tuple(results)
+
+
+# ----------------------------------------------------------------------------- gradcheck
+
+class GradcheckError(RuntimeError):
+    """Analytical and numerical gradients disagree."""
+
+
+def _numerical_jacobian(fn, inputs, out_index, t, eps):
+    """d outputs[out_index] / d t by central differences, shape (t.numel(), out.numel())."""
+    flat = t._data.reshape(-1) if t._data.flags.c_contiguous else None
+    if flat is None:
+        raise ValueError("gradcheck: give contiguous inputs")
+    columns = []
+    for e in range(flat.size):      # fn may differentiate inside, so the graph is recorded
+        saved = flat[e]
+        flat[e] = saved + eps
+        plus = _as_tuple(fn(*inputs))[out_index]._data.astype("float64")
+        flat[e] = saved - eps
+        minus = _as_tuple(fn(*inputs))[out_index]._data.astype("float64")
+        flat[e] = saved
+        columns.append(((plus - minus) / (2 * eps)).reshape(-1))
+    return np.array(columns).reshape(flat.size, -1)
+
+
+def gradcheck(fn, inputs, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=True) -> bool:
+    """Compare the gradients of ``fn(*inputs)`` with central finite differences."""
+    inputs = _as_tuple(inputs)
+    wrt = [t for t in inputs if isinstance(t, _tensor.Tensor) and t.requires_grad]
+    for k, t in enumerate(wrt):
+        if t.dtype != "float64":
+            warnings.warn(f"Input #{k} requires gradient and is not a double precision "
+                          "floating point; gradcheck will likely fail")
+    outputs = _as_tuple(fn(*inputs))
+    for i, out in enumerate(outputs):
+        if not out.requires_grad:
+            continue
+        analytical = [np.zeros((t.numel(), out.numel())) for t in wrt]
+        for r in range(out.numel()):
+            seed = _tensor.zeros_like(out)
+            seed._data.reshape(-1)[r] = 1
+            grads = grad(out, wrt, seed, retain_graph=True, allow_unused=True)
+            for a, g in zip(analytical, grads):
+                if g is not None:
+                    a[:, r] = g._data.reshape(-1)
+        for k, (t, a) in enumerate(zip(wrt, analytical)):
+            n = _numerical_jacobian(fn, inputs, i, t, eps)
+            if not np.allclose(a, n, rtol=rtol, atol=atol):
+                if not raise_exception:
+                    return False
+                raise GradcheckError(f"Jacobian mismatch for output {i} with respect to input "
+                                     f"{k},\nnumerical:{n}\nanalytical:{a}\n")
+    return True

@@ -1,0 +1,498 @@
+"""nn.Tensor: an n-dimensional array on the CPU that records the operations run on it.
+
+A Tensor wraps a numpy array, its storage (views share it, as PyTorch's views do), and, when it
+requires grad and was computed, the autograd node that produced it (``grad_fn``; None for a
+leaf). Its operators dispatch to ``nn.functional``, whose forward and backward computations are
+compiled te kernels. The factories follow PyTorch's signatures and dtype rules (a Python float
+gives float32, a Python int int64); dtypes are numpy's names, as strings ("float32").
+"""
+from __future__ import annotations
+
+import collections
+import warnings
+import weakref
+
+import numpy as np
+
+from . import autograd
+
+__all__ = ["Tensor", "tensor", "from_numpy", "zeros", "ones", "full", "arange", "rand", "randn",
+           "zeros_like", "ones_like", "manual_seed"]
+
+FLOATING = ("float16", "float32", "float64")
+_SHORT = {"float32", "int64", "bool"}          # dtypes that repr does not name, as PyTorch's
+
+max_result = collections.namedtuple("max", ["values", "indices"])
+
+
+class Tensor:
+    """A multi-dimensional array with autograd; make one with ``nn.tensor`` or a factory."""
+    __hash__ = object.__hash__      # == is elementwise; tensors hash by identity
+
+    def __init__(self, data: np.ndarray, requires_grad=False):
+        self._data = data
+        self._requires_grad = False
+        self._grad = None
+        self.grad_fn = None
+        self._output_nr = 0
+        self._backward_hooks = None
+        self._retains_grad = False
+        self._accumulator = None
+        if requires_grad:
+            self.requires_grad_(True)
+
+    # --------------------------------------------------------------- properties
+
+    @property
+    def shape(self) -> tuple:
+        return self._data.shape
+
+    @property
+    def dtype(self) -> str:
+        return self._data.dtype.name
+
+    @property
+    def ndim(self) -> int:
+        return self._data.ndim
+
+    def size(self, dim=None):
+        """The shape, or the size of dimension ``dim``."""
+        return self.shape if dim is None else self.shape[_dim(dim, self.ndim)]
+
+    def dim(self) -> int:
+        return self._data.ndim
+
+    def numel(self) -> int:
+        return self._data.size
+
+    def is_floating_point(self) -> bool:
+        return self.dtype in FLOATING
+
+    def __len__(self):
+        if self.ndim == 0:
+            raise TypeError("len() of a 0-d tensor")
+        return self.shape[0]
+
+    # --------------------------------------------------------------- conversion
+
+    def numpy(self) -> np.ndarray:
+        """The storage as a numpy array (shared, not copied)."""
+        if self.requires_grad:
+            raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use "
+                               "tensor.detach().numpy() instead.")
+        return self._data
+
+    def item(self):
+        """The value of a one-element tensor as a Python number."""
+        if self.numel() != 1:
+            raise RuntimeError(f"a Tensor with {self.numel()} elements cannot be converted to "
+                               "Scalar")
+        return self._data.reshape(-1)[0].item()
+
+    def tolist(self):
+        return self._data.tolist()
+
+    def __float__(self):
+        return float(self.item())
+
+    def __int__(self):
+        return int(self.item())
+
+    def __bool__(self):
+        if self.numel() != 1:
+            raise RuntimeError("Boolean value of Tensor with more than one value is ambiguous")
+        return bool(self.item())
+
+    def to(self, dtype) -> Tensor:
+        """This tensor converted to ``dtype`` (itself when it already has it)."""
+        return F.cast(self, dtype)
+
+    def float(self) -> Tensor:
+        return self.to("float32")
+
+    def double(self) -> Tensor:
+        return self.to("float64")
+
+    def __repr__(self):
+        body = np.array2string(self._data, separator=", ", prefix="tensor(",
+                               formatter=_formatter(self._data))
+        extra = [] if self.dtype in _SHORT else [f"dtype={self.dtype}"]
+        if self.grad_fn is not None:
+            extra.append(f"grad_fn=<{self.grad_fn.name()}>")
+        elif self.requires_grad:
+            extra.append("requires_grad=True")
+        return "tensor(" + ", ".join([body] + extra) + ")"
+
+    # --------------------------------------------------------------- autograd
+
+    @property
+    def requires_grad(self) -> bool:
+        return self._requires_grad
+
+    @requires_grad.setter
+    def requires_grad(self, value):
+        self.requires_grad_(value)
+
+    def requires_grad_(self, requires_grad=True) -> Tensor:
+        """Set whether autograd records operations on this leaf; returns self."""
+        if self.grad_fn is not None:
+            if not requires_grad:
+                raise RuntimeError("you can only change requires_grad flags of leaf variables. "
+                                   "If you want to use a computed variable in a subgraph that "
+                                   "doesn't require differentiation use var_no_grad = "
+                                   "var.detach().")
+            return self
+        if requires_grad and not self.is_floating_point():
+            raise RuntimeError("Only Tensors of floating point and complex dtype can require "
+                               "gradients")
+        self._requires_grad = bool(requires_grad)
+        return self
+
+    @property
+    def is_leaf(self) -> bool:
+        return self.grad_fn is None
+
+    @property
+    def grad(self):
+        if self._grad is None and not self.is_leaf and not self._retains_grad:
+            warnings.warn("The .grad attribute of a Tensor that is not a leaf Tensor is being "
+                          "accessed. Its .grad attribute won't be populated during "
+                          "autograd.backward(). If you indeed want the .grad field to be "
+                          "populated for a non-leaf Tensor, use .retain_grad() on the non-leaf "
+                          "Tensor.", UserWarning, stacklevel=2)
+        return self._grad
+
+    @grad.setter
+    def grad(self, value):
+        if value is not None and (value.shape != self.shape or value.dtype != self.dtype):
+            raise RuntimeError(f"assigned grad has data of shape {value.shape} and dtype "
+                               f"{value.dtype}; expected {self.shape} and {self.dtype}")
+        self._grad = value
+
+    @property
+    def retains_grad(self) -> bool:
+        return self._retains_grad
+
+    def _set_history(self, node, nr):
+        self.grad_fn, self._output_nr, self._requires_grad = node, nr, True
+
+    def backward(self, gradient=None, retain_graph=None, create_graph=False):
+        """Accumulate the gradient of this tensor into the ``.grad`` of the leaves."""
+        autograd.backward(self, gradient, retain_graph, create_graph)
+
+    def retain_grad(self):
+        """Keep the gradient of this non-leaf tensor in ``.grad`` during backward."""
+        if not self.requires_grad:
+            raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
+        if not self.is_leaf and not self._retains_grad:
+            self.grad_fn._retained[self._output_nr] = weakref.ref(self)
+            self._retains_grad = True
+
+    def register_hook(self, hook):
+        """Call ``hook(grad)`` when this tensor's gradient is computed; a returned tensor
+        replaces the gradient. Returns a handle whose ``remove()`` unregisters it."""
+        if not self.requires_grad:
+            raise RuntimeError("cannot register a hook on a tensor that doesn't require "
+                               "gradient")
+        if self._backward_hooks is None:
+            self._backward_hooks = {}
+            if self.grad_fn is not None:
+                self.grad_fn._hooks[self._output_nr] = self._backward_hooks
+        handle = autograd.RemovableHandle(self._backward_hooks)
+        self._backward_hooks[handle.id] = hook
+        return handle
+
+    def detach(self) -> Tensor:
+        """A tensor on the same storage, out of the graph."""
+        return Tensor(self._data)
+
+    # --------------------------------------------------------------- in place
+
+    def _check_inplace(self, other=None):
+        if not autograd.is_grad_enabled():
+            return
+        if self.is_leaf and self.requires_grad:
+            raise RuntimeError("a leaf Variable that requires grad is being used in an in-place "
+                               "operation.")
+        if self.requires_grad or (isinstance(other, Tensor) and other.requires_grad):
+            raise RuntimeError("in-place operations on tensors in the autograd graph are not "
+                               "supported yet; use the out-of-place form (a = a + b) or run "
+                               "the update under nn.no_grad()")
+
+    def _assign(self, result):
+        if result.shape != self.shape:
+            raise RuntimeError(f"output with shape {list(self.shape)} doesn't match the "
+                               f"broadcast shape {list(result.shape)}")
+        if not np.can_cast(result.dtype, self.dtype, "same_kind"):
+            raise RuntimeError(f"result type {result.dtype} can't be cast to the desired output "
+                               f"type {self.dtype}")
+        np.copyto(self._data, result._data, casting="same_kind")
+        return self
+
+    def _inplace(self, op, other, **kwargs):
+        self._check_inplace(other)
+        with autograd.no_grad():
+            return self._assign(op(self, other, **kwargs))
+
+    def add_(self, other, alpha=1):
+        return self._inplace(F.add, other, alpha=alpha)
+
+    def sub_(self, other, alpha=1):
+        return self._inplace(F.sub, other, alpha=alpha)
+
+    def mul_(self, other):
+        return self._inplace(F.mul, other)
+
+    def div_(self, other):
+        return self._inplace(F.div, other)
+
+    def zero_(self):
+        return self.fill_(0)
+
+    def fill_(self, value):
+        self._check_inplace()
+        self._data[...] = value
+        return self
+
+    __iadd__ = add_
+    __isub__ = sub_
+    __imul__ = mul_
+    __itruediv__ = div_
+
+    # --------------------------------------------------------------- operators
+
+    def __add__(self, other):
+        return F.add(self, other)
+
+    def __radd__(self, other):
+        return F.add(other, self)
+
+    def __sub__(self, other):
+        return F.sub(self, other)
+
+    def __rsub__(self, other):
+        return F.sub(other, self)
+
+    def __mul__(self, other):
+        return F.mul(self, other)
+
+    def __rmul__(self, other):
+        return F.mul(other, self)
+
+    def __truediv__(self, other):
+        return F.div(self, other)
+
+    def __rtruediv__(self, other):
+        return F.div(other, self)
+
+    def __neg__(self):
+        return F.neg(self)
+
+    def __pow__(self, exponent):
+        return F.pow(self, exponent)
+
+    def __matmul__(self, other):
+        return F.matmul(self, other)
+
+    def __lt__(self, other):
+        return F.lt(self, other)
+
+    def __le__(self, other):
+        return F.le(self, other)
+
+    def __gt__(self, other):
+        return F.gt(self, other)
+
+    def __ge__(self, other):
+        return F.ge(self, other)
+
+    def __eq__(self, other):
+        return F.eq(self, other)
+
+    def __ne__(self, other):
+        return F.ne(self, other)
+
+    add, sub, mul, div = __add__, __sub__, __mul__, __truediv__
+    neg, pow, matmul = __neg__, __pow__, __matmul__
+    lt, le, gt, ge, eq, ne = __lt__, __le__, __gt__, __ge__, __eq__, __ne__
+
+    def exp(self):
+        return F.exp(self)
+
+    def log(self):
+        return F.log(self)
+
+    def sqrt(self):
+        return F.sqrt(self)
+
+    def tanh(self):
+        return F.tanh(self)
+
+    def sigmoid(self):
+        return F.sigmoid(self)
+
+    def relu(self):
+        return F.relu(self)
+
+    def sum(self, dim=None, keepdim=False):
+        return F.sum(self, dim, keepdim)
+
+    def mean(self, dim=None, keepdim=False):
+        return F.mean(self, dim, keepdim)
+
+    def max(self, dim=None, keepdim=False):
+        """The maximum; over ``dim``, a (values, indices) named tuple."""
+        return F.max(self, dim, keepdim)
+
+    def view(self, *shape):
+        return F.view(self, _sizes(shape))
+
+    def reshape(self, *shape):
+        return F.reshape(self, _sizes(shape))
+
+    def transpose(self, dim0, dim1):
+        return F.transpose(self, dim0, dim1)
+
+    def t(self):
+        if self.ndim > 2:
+            raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is "
+                               f"{self.ndim}D")
+        return self if self.ndim < 2 else F.transpose(self, 0, 1)
+
+    def permute(self, *dims):
+        return F.permute(self, _sizes(dims))
+
+    def unsqueeze(self, dim):
+        return F.unsqueeze(self, dim)
+
+    def squeeze(self, dim=None):
+        return F.squeeze(self, dim)
+
+
+def _dim(dim, ndim):
+    """``dim`` counted from 0, as PyTorch wraps negative dimensions."""
+    bound = max(ndim, 1)
+    if not -bound <= dim < bound:
+        raise IndexError(f"Dimension out of range (expected to be in range of "
+                         f"[{-bound}, {bound - 1}], but got {dim})")
+    return dim % bound
+
+
+def _sizes(args):
+    """Sizes given as ``f(2, 3)`` or ``f((2, 3))``."""
+    if len(args) == 1 and isinstance(args[0], (tuple, list)):
+        return tuple(args[0])
+    return tuple(args)
+
+
+def _formatter(data):
+    """PyTorch's number style: ``1.`` when every value is whole, else 4 decimals."""
+    if data.dtype.kind != "f":
+        return None
+    finite = data[np.isfinite(data)]
+    if finite.size and np.all(finite == np.round(finite)) and np.abs(finite).max() < 1e8:
+        return {"float_kind": lambda v: f"{v:.0f}." if np.isfinite(v) else str(v)}
+    big = finite.size and (np.abs(finite).max() >= 1e8 or 0 < np.abs(finite[finite != 0]
+                                                                       ).min(initial=1) < 1e-4)
+    spec = ".4e" if big else ".4f"
+    return {"float_kind": lambda v: format(v, spec) if np.isfinite(v) else str(v)}
+
+
+# ----------------------------------------------------------------------------- factories
+
+def _dtype(dtype):
+    return None if dtype is None else np.dtype(dtype).name
+
+
+def _array(data, dtype):
+    """A new array from a Python value, array or tensor, with PyTorch's default dtypes."""
+    if isinstance(data, Tensor):
+        data = data._data
+    if isinstance(data, (np.ndarray, np.generic)):
+        arr = np.array(data, dtype=_dtype(dtype))
+    else:
+        arr = np.array(data)
+        if arr.dtype.kind not in "biuf":
+            raise TypeError(f"nn.tensor: cannot make a tensor from {type(data).__name__} "
+                            f"(numpy dtype {arr.dtype})")
+        if dtype is None and arr.dtype == np.float64:
+            arr = arr.astype("float32")      # a Python float is float32, as PyTorch's default
+        elif dtype is not None:
+            arr = arr.astype(_dtype(dtype))
+    return arr
+
+
+def tensor(data, dtype=None, requires_grad=False) -> Tensor:
+    """A new leaf tensor holding a copy of ``data`` (a number, nested lists or an array)."""
+    return Tensor(_array(data, dtype), requires_grad=requires_grad)
+
+
+def from_numpy(array: np.ndarray) -> Tensor:
+    """A tensor on the storage of ``array`` (no copy: writes show in both)."""
+    if not isinstance(array, np.ndarray):
+        raise TypeError(f"expected np.ndarray (got {type(array).__name__})")
+    return Tensor(array)
+
+
+def full(size, fill_value, dtype=None, requires_grad=False) -> Tensor:
+    """A tensor of ``size`` filled with ``fill_value`` (its dtype by PyTorch's rules)."""
+    if dtype is None:
+        dtype = _array(fill_value, None).dtype
+    data = np.full(_sizes((size,)) if isinstance(size, int) else tuple(size), fill_value,
+                   dtype=_dtype(dtype))
+    return Tensor(data, requires_grad=requires_grad)
+
+
+def zeros(*size, dtype=None, requires_grad=False) -> Tensor:
+    return Tensor(np.zeros(_sizes(size), _dtype(dtype) or "float32"), requires_grad)
+
+
+def ones(*size, dtype=None, requires_grad=False) -> Tensor:
+    return Tensor(np.ones(_sizes(size), _dtype(dtype) or "float32"), requires_grad)
+
+
+def zeros_like(t, dtype=None, requires_grad=False) -> Tensor:
+    return zeros(t.shape, dtype=dtype or t.dtype, requires_grad=requires_grad)
+
+
+def ones_like(t, dtype=None, requires_grad=False) -> Tensor:
+    return ones(t.shape, dtype=dtype or t.dtype, requires_grad=requires_grad)
+
+
+def arange(start, end=None, step=1, dtype=None, requires_grad=False) -> Tensor:
+    """``[start, end)`` by ``step``: int64 for ints, float32 when any bound is a float."""
+    if end is None:
+        start, end = 0, start
+    if dtype is None:
+        whole = all(isinstance(v, (int, np.integer)) for v in (start, end, step))
+        dtype = "int64" if whole else "float32"
+    return Tensor(np.arange(start, end, step, dtype=_dtype(dtype)), requires_grad)
+
+
+_generator = np.random.default_rng()
+
+
+def manual_seed(seed):
+    """Seed the generator of ``rand`` and ``randn``."""
+    global _generator
+    _generator = np.random.default_rng(seed)
+
+
+def _random(draw, size, dtype, requires_grad):
+    dtype = _dtype(dtype) or "float32"
+    if dtype not in ("float32", "float64"):
+        raise TypeError(f"random tensors are float32 or float64, not {dtype}")
+    return Tensor(draw(_sizes(size), dtype=dtype), requires_grad)
+
+
+def rand(*size, dtype=None, requires_grad=False) -> Tensor:
+    """Uniform on [0, 1)."""
+    return _random(_generator.random, size, dtype, requires_grad)
+
+
+def randn(*size, dtype=None, requires_grad=False) -> Tensor:
+    """Standard normal."""
+    return _random(_generator.standard_normal, size, dtype, requires_grad)
+
+
+from . import functional as F  # noqa: E402  (functional builds on Tensor)
