@@ -256,8 +256,8 @@ def test_template_defined_in_main_travels_by_value(monkeypatch):
 
 
 def test_tutorial_notebook_runs(monkeypatch):
-    nbformat = pytest.importorskip("nbformat")
-    nbclient = pytest.importorskip("nbclient")
+    import nbformat
+    import nbclient
     path = ROOT / "tutorials" / "08_tuning.ipynb"
     notebook = nbformat.read(path, as_version=4)
     monkeypatch.setenv("TW_TUTORIAL_SMALL", "1")
