@@ -11,6 +11,7 @@ from te.expr import Call, IntImm, Reduce, Var, all_, const
 from te.functor import ExprMutator, substitute
 from te.tensor import COMM_REDUCE, ComputeOp, PlaceholderOp, Tensor
 
+from .functor import substitute as ir_substitute
 from .bound import _loads, loop_ranges, pass_up
 from .ir import (Allocate, Buffer, BufferLoad, BufferStore, Evaluate, For, ForKind, IfThenElse,
                  LetStmt, PrimFunc, seq)
@@ -264,7 +265,7 @@ class _Builder:
         loops = [lv for lv in stage.leaf_iter_vars[init_pos:] if lv.iter_type != COMM_REDUCE]
         rename = {lv.var: Var(lv.var.name + "_init") for lv in loops}
         stores = [BufferStore(b, v, idx) for b, v in zip(bufs, inits)]
-        stmt = substitute_stmt(_guard(seq(*stores), conds, self.ranges), rename)
+        stmt = ir_substitute(_guard(seq(*stores), conds, self.ranges), rename)
         for lv in reversed(loops):
             kind = self._kind(stage, lv)
             if kind == ForKind.PARALLEL:
@@ -321,11 +322,6 @@ class _Builder:
         tensor_map = {t: b for t, b in self.tensor_buf.items() if b in self.params}
         return PrimFunc(self.name, self.params, stmt if stmt is not None else seq(),
                         tensor_map, tuple(self.outputs))
-
-
-def substitute_stmt(stmt, vmap):
-    from .functor import substitute as sub
-    return sub(stmt, vmap)
 
 
 def _inner_split_guards(stage, offsets, sb, reduce):

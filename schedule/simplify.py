@@ -13,8 +13,8 @@ import math
 import numpy as np
 
 from te import dtypes
-from te.expr import (Add, And, Cast, Div, EQ, Expr, FloatImm, FloorDiv, FloorMod, GE, GT,
-                     IntImm, LE, LT, Max, Min, Mod, Mul, NE, Or, Select, Sub, Var, cast, const)
+from te.expr import (Add, Binary, Cast, Div, EQ, Expr, FloatImm, FloorDiv, FloorMod, GE, GT, IntImm,
+                     LE, LT, Max, Min, Mod, Mul, NE, Select, Sub, Var, cast, const)
 from te.functor import ExprMutator
 from te.tensor import is_size_var
 
@@ -217,10 +217,6 @@ class Simplifier(ExprMutator):
         handler = getattr(self, "rule_" + cls.__name__, None)
         return handler(node, a, b) if handler else node
 
-    for _c in (Add, Sub, Mul, Div, Mod, FloorDiv, FloorMod, Min, Max, EQ, NE, LT, LE, GT, GE,
-               And, Or):
-        locals()["visit_" + _c.__name__] = visit_Binary
-    del _c
 
     # integer sums: canonical linear form; floats: identities only
     def rule_Add(self, node, a, b):
@@ -392,6 +388,10 @@ class Simplifier(ExprMutator):
         if v.dtype == node.dtype:
             return v
         return node
+
+
+for _cls in Binary.__subclasses__():      # every binary node goes through visit_Binary
+    setattr(Simplifier, "visit_" + _cls.__name__, Simplifier.visit_Binary)
 
 
 def _is_zero(e):
