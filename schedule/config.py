@@ -2,7 +2,7 @@
 
 | variable        | default | meaning                                                        |
 |-----------------|---------|----------------------------------------------------------------|
-| TW_DEBUG        | 0       | 1: print build steps; 2: also print the IR after each pass     |
+| TW_DEBUG        | 0       | 1: print each lowered function; 2: also the IR after each pass |
 | TW_VERIFY       | 0       | 1: run the IR verifier between passes                          |
 | TW_NUM_THREADS  | cores   | threads used by ``parallel`` loops (also ``te.set_num_threads``) |
 | TW_CACHE_DIR    | ~/.cache/tensorweave | the on-disk compile cache of ``codegen_llvm``; |

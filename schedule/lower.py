@@ -77,4 +77,6 @@ def lower(sch, args, name="main", simple_mode=None, binds=None, debug=None, pass
         if config.VERIFY:
             from .verify import verify
             verify(func)
+    if config.DEBUG >= 1:
+        print(f"# lowered {func.name}\n{func}")
     return func
