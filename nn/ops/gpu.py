@@ -40,6 +40,13 @@ def schedule_reduce(out, num_thread=32, rows_per_block=8):
     (rfactor + a cross-thread combine) and ``rows_per_block`` outputs share a block."""
     s = te.create_schedule(out.op)
     _inline_producers(s, [s[out].op])
+    reduce_across_threads(s, out, num_thread, rows_per_block)
+    return s
+
+
+def reduce_across_threads(s, out, num_thread=32, rows_per_block=8):
+    """Schedule the reduction stage ``out`` inside ``s``: ``num_thread`` threads share each
+    output's reduction (rfactor, then a tree combine), ``rows_per_block`` outputs per block."""
     op = s[out].op
     reduce_axes = list(op.reduce_axis)
     k = s[out].fuse(*reduce_axes) if len(reduce_axes) > 1 else reduce_axes[0]
@@ -54,7 +61,6 @@ def schedule_reduce(out, num_thread=32, rows_per_block=8):
     s[out].bind(s[out].op.reduce_axis[0], tx)
     s[rf].compute_at(s[out], s[out].op.reduce_axis[0])
     s[out].set_store_predicate(tx.var.equal(0))
-    return s
 
 
 def schedule_matmul(C, num_thread=16, vthread=2, per_thread=4, step=16):
