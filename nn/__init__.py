@@ -9,3 +9,6 @@ from . import autograd, functional  # noqa: E402  (after tensor, which they buil
 from .autograd import enable_grad, is_grad_enabled, no_grad
 from .functional import (add, div, exp, log, matmul, mean, mul, neg, pow, relu, sigmoid, sqrt,
                          sub, sum, tanh)
+from . import modules  # noqa: E402  (layers on top of the tensor and its operators)
+from .modules import (Identity, Linear, Module, ModuleDict, ModuleList, Parameter, ReLU,
+                      Sequential, Sigmoid, Tanh)
