@@ -15,7 +15,7 @@ from te.expr import (Add, And, Call, EQ, FloorDiv, FloorMod, GE, GT, IntImm, LE,
                      Mul, NE, Or, Sub)
 from schedule.analysis import stores_to, thread_loops, uses
 from schedule.interp import alloc_size
-from schedule.ir import (Allocate, BufferStore, ForKind, SeqStmt)
+from schedule.ir import Allocate, Buffer, BufferStore, ForKind, SeqStmt
 from schedule.simplify import simplify
 from schedule.structural import structural_equal
 from schedule.stage import ScheduleError
@@ -342,9 +342,9 @@ class CudaEmitter:
 
     def source(self):
         """The module source: kernels, then ``host(<params>)`` that launches them."""
-        params = [self.names(p, p.name) for p in self.func.params]
-        shape_vars = self.shape_vars
-        params += [self.names(v, v.name) for v in shape_vars]
+        buffers = [p for p in self.func.params if isinstance(p, Buffer)]
+        scalars = [p for p in self.func.params if not isinstance(p, Buffer)]
+        params = [self.names(p, p.name) for p in buffers + scalars + list(self.shape_vars)]
         self.host.append(f"def host({', '.join(params)}):")
         self.host_stmt(self.func.body, 1)
         if len(self.host) == 1:

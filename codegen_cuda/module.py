@@ -85,31 +85,18 @@ class CudaModule:
 
     def _device_args(self, args):
         from numba import cuda
-        cargs, keep = self._sig.convert(args)
-        dev_args, copy_back = [], []
+        cargs, keep = self._sig.convert(args)     # buffers first, then scalars, shape vars
         n_buf = len(self._sig.buffers)
-        for k, a in enumerate(cargs):
-            if k >= n_buf:
-                dev_args.append(a)
-                continue
-            obj = keep[k]
+        dev_args, copy_back = [], []
+        for obj, buf in zip(keep, self._sig.buffers):
             if isinstance(obj, np.ndarray):
                 d = cuda.to_device(np.ascontiguousarray(obj).reshape(-1))
-                if self._sig.specs[self._buffer_pos(k)].is_out:
+                if buf in self.lowered.outputs:
                     copy_back.append((d, obj))
             else:
                 d = obj.reshape(obj.size) if obj.ndim != 1 else obj
             dev_args.append(d)
-        return dev_args, copy_back
-
-    def _buffer_pos(self, k):
-        count = -1
-        for pos, spec in enumerate(self._sig.specs):
-            if hasattr(spec, "is_out"):
-                count += 1
-                if count == k:
-                    return pos
-        raise IndexError(k)
+        return dev_args + list(cargs[n_buf:]), copy_back
 
     def __call__(self, *args):
         from numba import cuda

@@ -195,9 +195,7 @@ class Emitter:
         if fsrc and fdst:
             if dtypes.element(dst) == "float16":
                 ht = _with_elem(dt, ir.HalfType())
-                v = b.fpext(b.fptrunc(v, ht), dt) if st == dt else \
-                    b.fpext(b.fptrunc(v, ht), dt)
-                return v
+                return b.fpext(b.fptrunc(v, ht), dt)      # round through half
             if st == dt:
                 return v
             return b.fpext(v, dt) if _width(st) < _width(dt) else b.fptrunc(v, dt)

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from .functor import IRVisitor
-from .ir import For, ForKind
+from .ir import ForKind
 
 
 class _Uses(IRVisitor):
@@ -74,7 +74,3 @@ def stores_to(node, buffers) -> bool:
             self.generic_visit(n)
     _V().visit(node)
     return bool(hit)
-
-
-def is_for(node) -> bool:
-    return isinstance(node, For)

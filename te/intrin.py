@@ -6,8 +6,7 @@ Float-only functions refuse integer arguments with a hint to cast; ``abs``, ``fl
 from __future__ import annotations
 
 from . import dtypes
-from .expr import Call, Expr, binary, compare, LT, Max, Min, convert, select as _select, \
-    _convert_pair, _unify
+from .expr import Call, Expr, compare, LT, convert, select as _select, _convert_pair, _unify
 
 FLOAT_UNARY = ("exp", "exp2", "exp10", "log", "log2", "log10", "log1p", "sqrt", "rsqrt", "tanh",
                "sigmoid", "erf", "sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh")
@@ -96,10 +95,3 @@ def if_then_else(cond, t, f) -> Expr:
         raise TypeError(f"te.if_then_else: condition {cond} has dtype {cond.dtype}, not bool")
     return Call("if_then_else", (cond, t, f), dt)
 
-
-def max_of(a, b) -> Expr:
-    return binary(Max, a, b)
-
-
-def min_of(a, b) -> Expr:
-    return binary(Min, a, b)

@@ -97,43 +97,12 @@ def max_reduce_per_thread(scale=1):
 
 
 def gemm_shared_local(scale=1, M=64, K=48, N=64, tile=16, step=8, reg=2):
+    """GEMM staged through shared memory and registers, without virtual threads."""
     k = te.reduce_axis((0, K), "k")
     A = te.placeholder((M, K), name="A")
     B = te.placeholder((K, N), name="B")
     C = te.compute((M, N), lambda i, j: te.sum(A[i, k] * B[k, j], axis=k), name="C")
-    s = te.create_schedule(C.op)
-    AS = s.cache_read(A, "shared", [C])
-    BS = s.cache_read(B, "shared", [C])
-    AL = s.cache_read(AS, "local", [C])
-    BL = s.cache_read(BS, "local", [C])
-    CL = s.cache_write(C, "local")
-    block = tile * reg
-    by, yi = s[C].split(C.op.axis[0], factor=block)
-    bx, xi = s[C].split(C.op.axis[1], factor=block)
-    ty, yi = s[C].split(yi, nparts=tile)
-    tx, xi = s[C].split(xi, nparts=tile)
-    s[C].reorder(by, bx, ty, tx, yi, xi)
-    s[C].bind(by, te.thread_axis("blockIdx.y"))
-    s[C].bind(bx, te.thread_axis("blockIdx.x"))
-    s[C].bind(ty, te.thread_axis("threadIdx.y"))
-    s[C].bind(tx, te.thread_axis("threadIdx.x"))
-    s[CL].compute_at(s[C], tx)
-    yo, xo = s[CL].op.axis
-    ko, ki = s[CL].split(s[CL].op.reduce_axis[0], factor=step)
-    s[CL].reorder(ko, ki, yo, xo)
-    s[CL].unroll(ki)
-    s[CL].unroll(yo)
-    s[CL].unroll(xo)
-    s[AS].compute_at(s[CL], ko)
-    s[BS].compute_at(s[CL], ko)
-    s[AL].compute_at(s[CL], ki)
-    s[BL].compute_at(s[CL], ki)
-    for load in (AS, BS):
-        fused = s[load].fuse(*s[load].op.axis)
-        tyz, fused = s[load].split(fused, nparts=tile)
-        txz, fused = s[load].split(fused, nparts=tile)
-        s[load].bind(tyz, te.thread_axis("threadIdx.y"))
-        s[load].bind(txz, te.thread_axis("threadIdx.x"))
+    s = gpu.schedule_matmul(C, num_thread=tile, vthread=1, per_thread=reg, step=step)
     return s, [A, B, C], [_rand(M, K), _rand(K, N)], [np.empty((M, N), "float32")], \
         lambda a, b: a @ b
 

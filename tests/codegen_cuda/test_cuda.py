@@ -40,6 +40,22 @@ def test_every_case_compiles_to_ptx():
     assert proc.stdout.count("bytes of PTX") == len(gpu_cases.CASES)
 
 
+def test_scalar_parameter_before_the_buffers():
+    """The kernel arguments follow the calling convention whatever the order of te.build's
+    argument list (a scalar first here)."""
+    alpha = te.var("alpha", "float32")
+    A = te.placeholder((10,), name="A")
+    B = te.compute((10,), lambda i: A[i] * alpha, name="B")
+    s = te.create_schedule(B.op)
+    bx, tx = s[B].split(B.op.axis[0], factor=4)
+    s[B].bind(bx, te.thread_axis("blockIdx.x"))
+    s[B].bind(tx, te.thread_axis("threadIdx.x"))
+    a = np.arange(10, dtype="float32")
+    b = np.empty(10, "float32")
+    te.build(s, [alpha, A, B], target="cuda")(2.5, a, b)
+    np.testing.assert_allclose(b, a * 2.5)
+
+
 def test_device_arrays_are_used_in_place():
     from numba import cuda
     s, args, ins, outs, ref = gpu_cases.vector_add()

@@ -96,7 +96,12 @@ def _shared_tile(rows, cols=256, n=None):
 
 def test_shared_memory_within_the_limit_builds():
     s, args = _shared_tile(rows=64)                  # 64 x 64 floats: 16 KB
-    te.build(s, args, target="cuda")
+    mod = te.build(s, args, target="cuda")
+    assert [k.shared_bytes for k in mod.kernels] == [64 * 64 * 4]
+    a = np.random.default_rng(0).random((64, 256), dtype=np.float32)
+    b = np.empty_like(a)
+    mod(a, b)
+    np.testing.assert_allclose(b, a * 2)
 
 
 def test_shared_memory_over_48kb():
