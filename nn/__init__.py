@@ -1,14 +1,13 @@
-"""tensorweave's PyTorch-shaped layer: Tensor, autograd, and compiled operators (issue 5).
+"""tensorweave's PyTorch-shaped layer: ``nn`` plays both ``torch`` and ``torch.nn``.
 
-``nn.tensor``, the factories and ``nn.Tensor`` live in ``nn.tensor``; the graph machinery in
-``nn.autograd``; the differentiable operators, each a compiled te kernel, in ``nn.functional``.
+``nn.Tensor``, ``nn.tensor`` and the factories live in ``nn.tensor``; the graph machinery in
+``nn.autograd``; the differentiable operators, each a compiled te kernel, in ``nn.functions``
+(exported here by their torch-level names, and as ``nn.functional`` for the layer functions);
+the Module system and layers in ``nn.modules``; initializers in ``nn.init``.
 """
-from .tensor import (Tensor, arange, from_numpy, full, manual_seed, ones, ones_like, rand, randn,
-                     tensor, zeros, zeros_like)
-from . import autograd, functional  # noqa: E402  (after tensor, which they build on)
-from .autograd import enable_grad, is_grad_enabled, no_grad
-from .functional import (add, div, exp, log, matmul, mean, mul, neg, pow, relu, sigmoid, sqrt,
-                         sub, sum, tanh)
+from .tensor import *  # noqa: F401,F403
+from . import autograd, functions, functional  # noqa: E402  (after tensor, which they build on)
+from .autograd import enable_grad, is_grad_enabled, no_grad, set_grad_enabled  # noqa: F401
+from .functions import *  # noqa: F401,F403
 from . import modules  # noqa: E402  (layers on top of the tensor and its operators)
-from .modules import (Identity, Linear, Module, ModuleDict, ModuleList, Parameter, ReLU,
-                      Sequential, Sigmoid, Tanh)
+from .modules import *  # noqa: F401,F403

@@ -23,7 +23,7 @@ import numpy as np
 from . import tensor as _tensor
 
 __all__ = ["Function", "backward", "grad", "gradcheck", "GradcheckError", "no_grad",
-           "enable_grad", "is_grad_enabled", "RemovableHandle"]
+           "enable_grad", "is_grad_enabled", "set_grad_enabled", "RemovableHandle"]
 
 FREED = ("Trying to backward through the graph a second time (or directly access saved tensors "
          "after they have already been freed). Saved intermediate values of the graph are freed "
@@ -65,7 +65,7 @@ class enable_grad(_GradMode):
     enabled = True
 
 
-class _set_grad_enabled(_GradMode):
+class set_grad_enabled(_GradMode):
     def __init__(self, enabled):
         super().__init__()
         self.enabled = enabled
@@ -312,7 +312,7 @@ def _execute(outputs, grad_outputs, retain_graph, create_graph, inputs=None):
             captures.setdefault(_edge(t), []).append(k)
         needed = _leading_to(order, {node for node, _ in captures})
         results = [None] * len(inputs)
-    with _set_grad_enabled(create_graph):
+    with set_grad_enabled(create_graph):
         for (node, nr), g in zip(roots, grad_outputs):
             send(node, nr, g)
         for node in order:

@@ -208,13 +208,13 @@ class Tensor:
 
     # --------------------------------------------------------------- in place
 
-    def _check_inplace(self, other=None):
+    def _check_inplace(self, *others):
         if not autograd.is_grad_enabled():
             return
         if self.is_leaf and self.requires_grad:
             raise RuntimeError("a leaf Variable that requires grad is being used in an in-place "
                                "operation.")
-        if self.requires_grad or (isinstance(other, Tensor) and other.requires_grad):
+        if self.requires_grad or any(o.requires_grad for o in others):
             raise RuntimeError("in-place operations on tensors in the autograd graph are not "
                                "supported yet; use the out-of-place form (a = a + b) or run "
                                "the update under nn.no_grad()")
@@ -229,22 +229,10 @@ class Tensor:
         np.copyto(self._data, result._data, casting="same_kind")
         return self
 
-    def _inplace(self, op, other, **kwargs):
-        self._check_inplace(other)
+    def _inplace(self, op, *args, **kwargs):
+        self._check_inplace(*(a for a in args if isinstance(a, Tensor)))
         with autograd.no_grad():
-            return self._assign(op(self, other, **kwargs))
-
-    def add_(self, other, alpha=1):
-        return self._inplace(F.add, other, alpha=alpha)
-
-    def sub_(self, other, alpha=1):
-        return self._inplace(F.sub, other, alpha=alpha)
-
-    def mul_(self, other):
-        return self._inplace(F.mul, other)
-
-    def div_(self, other):
-        return self._inplace(F.div, other)
+            return self._assign(op(self, *args, **kwargs))
 
     def zero_(self):
         return self.fill_(0)
@@ -254,10 +242,17 @@ class Tensor:
         self._data[...] = value
         return self
 
-    __iadd__ = add_
-    __isub__ = sub_
-    __imul__ = mul_
-    __itruediv__ = div_
+    def __iadd__(self, other):
+        return self.add_(other)
+
+    def __isub__(self, other):
+        return self.sub_(other)
+
+    def __imul__(self, other):
+        return self.mul_(other)
+
+    def __itruediv__(self, other):
+        return self.div_(other)
 
     # --------------------------------------------------------------- operators
 
@@ -312,46 +307,77 @@ class Tensor:
     def __ne__(self, other):
         return F.ne(self, other)
 
-    add, sub, mul, div = __add__, __sub__, __mul__, __truediv__
-    neg, pow, matmul = __neg__, __pow__, __matmul__
-    lt, le, gt, ge, eq, ne = __lt__, __le__, __gt__, __ge__, __eq__, __ne__
+    def __rpow__(self, base):
+        return F.pow(base, self)
 
-    def exp(self):
-        return F.exp(self)
+    def __rmatmul__(self, other):
+        return F.matmul(other, self)
 
-    def log(self):
-        return F.log(self)
+    def __floordiv__(self, other):
+        return F.floor_divide(self, other)
 
-    def sqrt(self):
-        return F.sqrt(self)
+    def __mod__(self, other):
+        return F.remainder(self, other)
 
-    def tanh(self):
-        return F.tanh(self)
+    def __abs__(self):
+        return F.abs(self)
 
-    def sigmoid(self):
-        return F.sigmoid(self)
+    def __invert__(self):
+        return F.bitwise_not(self)
 
-    def relu(self):
-        return F.relu(self)
+    def __and__(self, other):
+        return F.logical_and(self, other) if self.dtype == "bool" else F.bitwise_and(self, other)
 
-    def sum(self, dim=None, keepdim=False):
-        return F.sum(self, dim, keepdim)
+    def __or__(self, other):
+        return F.logical_or(self, other) if self.dtype == "bool" else F.bitwise_or(self, other)
 
-    def mean(self, dim=None, keepdim=False):
-        return F.mean(self, dim, keepdim)
+    def __xor__(self, other):
+        return F.logical_xor(self, other) if self.dtype == "bool" else F.bitwise_xor(self, other)
 
-    def max(self, dim=None, keepdim=False):
-        """The maximum; over ``dim``, a (values, indices) named tuple."""
-        return F.max(self, dim, keepdim)
+    def __getitem__(self, index):
+        return F.getitem(self, index)
+
+    def __setitem__(self, index, value):
+        F.setitem_(self, index, value)
+
+    def __iter__(self):
+        if self.ndim == 0:
+            raise TypeError("iteration over a 0-d tensor")
+        return iter(F.unbind(self, 0))
+
+    # methods whose arguments differ from the function's: sizes as f(2, 3) or f((2, 3))
 
     def view(self, *shape):
+        if len(shape) == 1 and not isinstance(shape[0], (int, tuple, list)):
+            return F.view_dtype(self, shape[0])
         return F.view(self, _sizes(shape))
 
     def reshape(self, *shape):
         return F.reshape(self, _sizes(shape))
 
-    def transpose(self, dim0, dim1):
-        return F.transpose(self, dim0, dim1)
+    def permute(self, *dims):
+        return F.permute(self, _sizes(dims))
+
+    def expand(self, *sizes):
+        return F.expand(self, _sizes(sizes))
+
+    def repeat(self, *sizes):
+        return F.repeat(self, _sizes(sizes))
+
+    def tile(self, *sizes):
+        return F.tile(self, _sizes(sizes))
+
+    def view_as(self, other):
+        return F.view(self, other.shape)
+
+    def reshape_as(self, other):
+        return F.reshape(self, other.shape)
+
+    def expand_as(self, other):
+        return F.expand(self, other.shape)
+
+    def type_as(self, other):
+        return self.to(other.dtype)
 
     def t(self):
         if self.ndim > 2:
@@ -359,14 +385,61 @@ class Tensor:
                                f"{self.ndim}D")
         return self if self.ndim < 2 else F.transpose(self, 0, 1)
 
-    def permute(self, *dims):
-        return F.permute(self, _sizes(dims))
+    @property
+    def T(self):
+        return F.permute(self, tuple(reversed(range(self.ndim))))
 
-    def unsqueeze(self, dim):
-        return F.unsqueeze(self, dim)
+    @property
+    def mT(self):
+        return F.transpose(self, -2, -1)
 
-    def squeeze(self, dim=None):
-        return F.squeeze(self, dim)
+
+# Methods that call the operator of the same name with the tensor first: ``x.clamp(0, 1)`` is
+# ``nn.clamp(x, 0, 1)``. In-place forms (``x.clamp_(0, 1)``) compute out of place, then write
+# the result into this tensor's storage (see ``Tensor._inplace``).
+METHODS = """
+    add sub mul div true_divide neg negative pow matmul mm bmm lt le gt ge eq ne
+    less less_equal greater greater_equal equal not_equal
+    exp exp2 log log2 log10 log1p expm1 sqrt rsqrt square abs sign sin cos tan asin acos atan
+    sinh cosh erf reciprocal floor ceil round trunc frac sigmoid tanh relu clamp clip
+    clamp_min clamp_max maximum minimum fmod remainder floor_divide lerp atan2
+    logical_not logical_and logical_or logical_xor bitwise_not bitwise_and bitwise_or
+    bitwise_xor isnan isinf isfinite nan_to_num where masked_fill clone contiguous
+    sum mean max min amax amin argmax argmin var std prod logsumexp softmax log_softmax all
+    any cumsum cumprod norm sort argsort topk
+    flatten unflatten squeeze unsqueeze transpose swapaxes movedim narrow split chunk unbind
+    flip roll diagonal tril triu
+    gather scatter scatter_add index_select masked_select take nonzero index_add index_fill
+""".split()
+INPLACE = """
+    add sub mul div pow neg exp log sqrt abs sigmoid tanh relu clamp clamp_min clamp_max
+    floor ceil round trunc reciprocal sign sin cos lerp masked_fill scatter scatter_add
+    index_fill index_add fmod remainder
+""".split()
+
+
+def _method(name):
+    def method(self, *args, **kwargs):
+        return getattr(F, name)(self, *args, **kwargs)
+    method.__name__ = name
+    method.__doc__ = f"``nn.{name}(self, ...)``."
+    return method
+
+
+def _inplace_method(name):
+    def method(self, *args, **kwargs):
+        return self._inplace(getattr(F, name), *args, **kwargs)
+    method.__name__ = name + "_"
+    method.__doc__ = f"``nn.{name}(self, ...)`` written into this tensor."
+    return method
+
+
+for _name in METHODS:
+    if _name not in Tensor.__dict__:
+        setattr(Tensor, _name, _method(_name))
+for _name in INPLACE:
+    if _name + "_" not in Tensor.__dict__:
+        setattr(Tensor, _name + "_", _inplace_method(_name))
 
 
 def _dim(dim, ndim):
@@ -495,4 +568,4 @@ def randn(*size, dtype=None, requires_grad=False) -> Tensor:
     return _random(_generator.standard_normal, size, dtype, requires_grad)
 
 
-from . import functional as F  # noqa: E402  (functional builds on Tensor)
+from . import functions as F  # noqa: E402  (the operators build on Tensor)

@@ -1,8 +1,20 @@
 """nn's Module system and layers, as PyTorch's ``torch.nn`` has them (issue 5)."""
-from .module import Module, Parameter
-from .container import ModuleDict, ModuleList, Sequential
-from .linear import Identity, Linear
-from .activation import ReLU, Sigmoid, Tanh
+from . import (activation, batchnorm, container, conv, dropout, flatten, linear, loss, module,
+               normalization, padding, pooling, sparse)
+from .activation import *  # noqa: F401,F403
+from .batchnorm import *  # noqa: F401,F403
+from .container import *  # noqa: F401,F403
+from .conv import *  # noqa: F401,F403
+from .dropout import *  # noqa: F401,F403
+from .flatten import *  # noqa: F401,F403
+from .linear import *  # noqa: F401,F403
+from .loss import *  # noqa: F401,F403
+from .module import *  # noqa: F401,F403
+from .normalization import *  # noqa: F401,F403
+from .padding import *  # noqa: F401,F403
+from .pooling import *  # noqa: F401,F403
+from .sparse import *  # noqa: F401,F403
 
-__all__ = ["Module", "Parameter", "Sequential", "ModuleList", "ModuleDict", "Identity",
-           "Linear", "ReLU", "Sigmoid", "Tanh"]
+__all__ = [name for m in (module, container, linear, activation, conv, pooling, padding,
+                          batchnorm, normalization, dropout, loss, sparse, flatten)
+           for name in m.__all__]

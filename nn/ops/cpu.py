@@ -144,42 +144,58 @@ SCHEDULES = {matmul: schedule_matmul, dense: schedule_matmul, batch_matmul: sche
 
 
 class OpFunction:
-    """A built operator: call it on numpy arrays to get a new output array."""
+    """A built operator: call it on numpy arrays to get new output arrays (a tuple when the
+    declaration returned several tensors)."""
 
-    def __init__(self, module, out_shape, out_dtype):
+    def __init__(self, module, out_shapes, out_dtypes, multiple=False):
         self.module = module
-        self.out_shape = out_shape
-        self.out_dtype = out_dtype
+        self.out_shapes = out_shapes
+        self.out_dtypes = out_dtypes
+        self.multiple = multiple
+
+    @property
+    def out_shape(self):
+        return self.out_shapes[0]
+
+    @property
+    def out_dtype(self):
+        return self.out_dtypes[0]
 
     def __call__(self, *arrays, out=None):
         if out is None:
-            out = np.empty(self.out_shape, self.out_dtype)
-        self.module(*arrays, out)
-        return out
+            outs = tuple(np.empty(s, d) for s, d in zip(self.out_shapes, self.out_dtypes))
+        else:
+            outs = tuple(out) if self.multiple else (out,)
+        self.module(*arrays, *outs)
+        return outs if self.multiple else outs[0]
 
 
-@functools.lru_cache(maxsize=256)
+@functools.lru_cache(maxsize=4096)
 def _build(declare, shapes, dtypes_, schedule, params):
     inputs = [te.placeholder(shape, dtype, name=f"x{k}")
               for k, (shape, dtype) in enumerate(zip(shapes, dtypes_))]
-    out = declare(*inputs, **dict(params))
-    if not isinstance(out.op, ComputeOp):
-        raise ValueError(f"build: {getattr(declare, '__name__', declare)} did not return a "
-                         "computed tensor")
+    result = declare(*inputs, **dict(params))
+    outs = list(result) if isinstance(result, (tuple, list)) else [result]
+    for out in outs:
+        if not isinstance(out.op, ComputeOp):
+            raise ValueError(f"build: {getattr(declare, '__name__', declare)} did not return "
+                             "computed tensors")
     if schedule is None:
         schedule = SCHEDULES.get(declare, schedule_injective)
     name = getattr(declare, "__name__", "")
-    module = te.build(schedule(out), inputs + [out], target="llvm",
-                      name=name if name.isidentifier() else "op")
-    shape = tuple(d.value for d in out.shape)
-    return OpFunction(module, shape, out.dtype)
+    module = te.build(schedule(outs if len(outs) > 1 else outs[0]), inputs + outs,
+                      target="llvm", name=name if name.isidentifier() else "op")
+    return OpFunction(module, tuple(tuple(d.value for d in o.shape) for o in outs),
+                      tuple(o.dtype for o in outs), isinstance(result, (tuple, list)))
 
 
 def build(declare, shapes, dtype="float32", schedule=None, **params):
     """Declare ``declare(*placeholders, **params)`` for ``shapes``, schedule and compile it.
 
     ``dtype`` is one dtype for all inputs or one per input; ``schedule`` defaults to the
-    operator's own (``schedule_injective`` for elementwise ones). Results are cached.
+    operator's own (``schedule_injective`` for elementwise ones); it receives the output
+    tensor, or the list of them when ``declare`` returns several (a tuple or list), and then
+    the built function returns a tuple of arrays. Results are cached.
     """
     shapes = tuple(tuple(int(d) for d in s) for s in shapes)
     dts = (dtype,) * len(shapes) if isinstance(dtype, str) else tuple(dtype)

@@ -1,0 +1,25 @@
+"""nn's differentiable operators, one module per theme, each operator an autograd Function
+whose forward and backward run compiled te kernels (declared in ``nn/ops``).
+
+The torch-level names (``nn.add``, ``nn.cat``...), the ``nn.functional`` names and the
+methods of ``nn.Tensor`` all come from here.
+"""
+from . import (activation, conv, dropout, elementwise, index, linalg, loss, norm, pool, reduce,
+               shape, sparse)
+from .base import broadcast_shape, kernel_calls, result_type  # noqa: F401
+from .activation import *  # noqa: F401,F403
+from .conv import *  # noqa: F401,F403
+from .dropout import *  # noqa: F401,F403
+from .elementwise import *  # noqa: F401,F403
+from .index import *  # noqa: F401,F403
+from .linalg import *  # noqa: F401,F403
+from .loss import *  # noqa: F401,F403
+from .norm import *  # noqa: F401,F403
+from .pool import *  # noqa: F401,F403
+from .reduce import *  # noqa: F401,F403
+from .shape import *  # noqa: F401,F403
+from .sparse import *  # noqa: F401,F403
+
+THEMES = (activation, conv, dropout, elementwise, index, linalg, loss, norm, pool, reduce, shape,
+          sparse)
+__all__ = [name for module in THEMES for name in module.__all__]

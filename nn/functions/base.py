@@ -1,0 +1,137 @@
+"""What the differentiable operators share: running a compiled kernel, dtype promotion,
+broadcast shapes, reducing a broadcast gradient, reduced axes, and ``Op``, the base class of
+the built-in operators (its nodes are named as PyTorch's: ``MulBackward0``).
+
+``kernel_calls`` counts the kernel calls per declaration, so tests can see where work ran."""
+from __future__ import annotations
+
+import builtins
+import collections
+
+import numpy as np
+
+from nn.ops import cpu, declare
+
+from ..autograd import Function
+from ..tensor import FLOATING, Tensor, _dim, arange, max_result  # noqa: F401  (re-exported)
+
+kernel_calls = collections.Counter()
+
+
+def _kernel(declare, *arrays, out_shape, **params):
+    """Run the compiled ``declare`` on ``arrays``, the result reshaped to ``out_shape``.
+
+    Kernels take contiguous arrays of rank 1 or more: 0-d operands run as shape (1,).
+    """
+    arrays = [np.ascontiguousarray(a).reshape(a.shape or (1,)) for a in arrays]
+    f = cpu.build(declare, [a.shape for a in arrays], [a.dtype.name for a in arrays], **params)
+    kernel_calls[declare.__name__] += 1
+    return Tensor(f(*arrays).reshape(out_shape))
+
+
+# ----------------------------------------------------------------------------- dtypes, shapes
+
+_KIND = {"b": 0, "u": 1, "i": 1, "f": 2}
+
+
+def result_type(a, b) -> str:
+    """PyTorch's promotion: floating > integral > bool; the wider of one kind; a Python
+    number takes the tensor's dtype unless it is of a higher kind (then float32 or int64)."""
+    if isinstance(a, Tensor) and isinstance(b, Tensor):
+        ka, kb = _KIND[a._data.dtype.kind], _KIND[b._data.dtype.kind]
+        if ka == kb:
+            return np.promote_types(a.dtype, b.dtype).name
+        return a.dtype if ka > kb else b.dtype
+    t, number = (a, b) if isinstance(a, Tensor) else (b, a)
+    kind = 0 if isinstance(number, (bool, np.bool_)) else 1 if isinstance(
+        number, (int, np.integer)) else 2
+    if kind <= _KIND[t._data.dtype.kind]:
+        return t.dtype
+    return "float32" if kind == 2 else "int64"
+
+
+def _operands(a, b, dtype=None):
+    """``a`` and ``b`` as tensors of one dtype (a Python number becomes a 0-d tensor)."""
+    if not isinstance(a, Tensor) and not isinstance(b, Tensor):
+        raise TypeError(f"expected a Tensor operand, got {type(a).__name__} and "
+                        f"{type(b).__name__}")
+    dtype = dtype or result_type(a, b)
+    return tuple(cast(x, dtype) if isinstance(x, Tensor) else Tensor(np.array(x, dtype))
+                 for x in (a, b))
+
+
+def broadcast_shape(*shapes) -> tuple:
+    """numpy's broadcast of ``shapes``, with PyTorch's message when they do not broadcast."""
+    ndim = builtins.max(len(s) for s in shapes)
+    out = []
+    for d in range(-ndim, 0):
+        sizes = [s[d] for s in shapes if len(s) >= -d]
+        size = builtins.max(sizes)
+        for k, n in enumerate(sizes):
+            if n not in (1, size):
+                raise RuntimeError(f"The size of tensor a ({sizes[0]}) must match the size of "
+                                   f"tensor b ({sizes[-1]}) at non-singleton dimension "
+                                   f"{ndim + d}")
+        out.append(size)
+    return tuple(out)
+
+
+def _sum_to(g, shape):
+    """``g`` summed over the axes that broadcasting added or repeated to reach ``shape``."""
+    if g.shape == tuple(shape):
+        return g
+    lead = g.ndim - len(shape)
+    dims = tuple(range(lead)) + tuple(lead + k for k, n in enumerate(shape)
+                                      if n == 1 and g.shape[lead + k] != 1)
+    return g.sum(dims, keepdim=True).reshape(shape) if dims else g.reshape(shape)
+
+
+def _floating(x, what):
+    if not x.is_floating_point():
+        raise RuntimeError(f"{what}: expected a floating point tensor, got {x.dtype}")
+
+
+def _binary(declare, a, b):
+    return _kernel(declare, a._data, b._data, out_shape=broadcast_shape(a.shape, b.shape))
+
+
+class Op(Function):
+    """A built-in operator: its node is named as PyTorch's (``MulBackward0``)."""
+    node_suffix = "Backward0"
+
+
+def _dims(dim, ndim):
+    """Reduced axes as a sorted tuple; None means all."""
+    if dim is None:
+        return tuple(range(ndim))
+    dims = sorted({_dim(d, ndim) for d in ((dim,) if isinstance(dim, int) else dim)})
+    return tuple(d for d in dims if d < ndim)
+
+
+def _kept(shape, dims):
+    """``shape`` with the ``dims`` set to 1 (the keepdim shape)."""
+    return tuple(1 if d in dims else n for d, n in enumerate(shape))
+
+
+def _reduced(shape, dims, keepdim):
+    return _kept(shape, dims) if keepdim else tuple(n for d, n in enumerate(shape)
+                                                     if d not in dims)
+
+
+class ToCopy(Op):
+    """A conversion to another dtype."""
+
+    @staticmethod
+    def forward(ctx, x, to):
+        ctx.dtype = x.dtype
+        return _kernel(declare.astype, x._data, out_shape=x.shape, to=to)
+
+    @staticmethod
+    def backward(ctx, g):
+        return g.to(ctx.dtype), None
+
+
+def cast(x, dtype):
+    """``x`` converted to ``dtype`` (``x`` itself when it has it)."""
+    dtype = np.dtype(dtype).name
+    return x if x.dtype == dtype else ToCopy.apply(x, dtype)

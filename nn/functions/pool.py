@@ -1,0 +1,4 @@
+"""(to be written: see issue 5)"""
+from __future__ import annotations
+
+__all__ = []
