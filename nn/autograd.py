@@ -122,19 +122,31 @@ class BackwardNode(Node):
         super().__init__()
         self.needs_input_grad = ()
         self._saved = ()
+        self._versions = ()
         self._freed = False
         self._non_differentiable = set()
         self._outputs = ()          # (shape, dtype) of each differentiable output, else None
         self._input_meta = ()       # (shape, dtype) of each input that requires grad, else None
 
     def save_for_backward(self, *tensors):
-        """Keep ``tensors`` for backward; they are freed with the graph."""
+        """Keep ``tensors`` for backward; they are freed with the graph. An in-place write to
+        one of them before backward makes backward fail (its old values are gone)."""
         self._saved = tensors
+        self._versions = tuple(t._version if isinstance(t, _tensor.Tensor) else None
+                               for t in tensors)
 
     @property
     def saved_tensors(self) -> tuple:
         if self._freed:
             raise RuntimeError(FREED)
+        for t, version in zip(self._saved, self._versions):
+            if version is not None and t._version != version:
+                raise RuntimeError(
+                    "one of the variables needed for gradient computation has been modified by "
+                    f"an inplace operation: [{t.dtype} tensor of shape {list(t.shape)}], which "
+                    f"is used by {self.name()}, is at version {t._version}; expected version "
+                    f"{version} instead. Hint: replace the in-place operation by its "
+                    "out-of-place form (a = a + b), or clone() the tensor before writing to it.")
         return self._saved
 
     def mark_non_differentiable(self, *tensors):
@@ -213,6 +225,12 @@ class Function:
         inputs = {id(a) for a in args if isinstance(a, Tensor)}
         # an input returned as is becomes a new tensor on the same storage, as PyTorch's view
         outputs = tuple(Tensor(o._data) if id(o) in inputs else o for o in outputs)
+        for out in outputs:         # a view of an input remembers its base (for in-place ops)
+            if isinstance(out, Tensor) and out._data.base is not None:
+                for a in args:
+                    if isinstance(a, Tensor) and np.may_share_memory(out._data, a._data):
+                        out._base = a._base if a._base is not None else a
+                        break
         ctx.next_functions = tuple(_edge(a) if needs else (None, 0)
                                    for a, needs in zip(args, ctx.needs_input_grad))
         ctx._input_meta = tuple((a.shape, a.dtype) if needs else None

@@ -38,6 +38,7 @@ class Tensor:
         self._backward_hooks = None
         self._retains_grad = False
         self._accumulator = None
+        self._base = None           # the tensor this one is a view of, when made in a graph
         if requires_grad:
             self.requires_grad_(True)
 
@@ -49,7 +50,7 @@ class Tensor:
 
     @property
     def dtype(self) -> str:
-        return self._data.dtype.name
+        return dtype_name(self._data.dtype)
 
     @property
     def ndim(self) -> int:
@@ -208,16 +209,37 @@ class Tensor:
 
     # --------------------------------------------------------------- in place
 
-    def _check_inplace(self, *others):
+    @property
+    def _version(self) -> int:
+        """How many in-place writes the storage of this tensor (shared by its views) has seen;
+        autograd compares it with the version a saved tensor had when it was saved."""
+        return _counter(self._data)[0]
+
+    def _bump_version(self):
+        _counter(self._data)[0] += 1
+
+    def _records_inplace(self, others) -> bool:
+        """Whether an in-place operation on this tensor with tensors ``others`` must enter the
+        graph; raises PyTorch's errors where it cannot."""
         if not autograd.is_grad_enabled():
-            return
+            return False
         if self.is_leaf and self.requires_grad:
             raise RuntimeError("a leaf Variable that requires grad is being used in an in-place "
                                "operation.")
-        if self.requires_grad or any(o.requires_grad for o in others):
-            raise RuntimeError("in-place operations on tensors in the autograd graph are not "
-                               "supported yet; use the out-of-place form (a = a + b) or run "
-                               "the update under nn.no_grad()")
+        if not (self.requires_grad or any(o.requires_grad for o in others)):
+            return False
+        if self._base is not None:
+            raise RuntimeError("an in-place operation on a view of a tensor in the autograd "
+                               "graph is not supported; apply it to the base tensor, or clone() "
+                               "the view first")
+        return True
+
+    def _check_inplace(self, *others):
+        """For writes that cannot enter the graph (fill_, setitem): refuse inside one."""
+        if self._records_inplace(others):
+            raise RuntimeError("this in-place operation on a tensor in the autograd graph is not "
+                               "supported; use the out-of-place form or run it under "
+                               "nn.no_grad()")
 
     def _assign(self, result):
         if result.shape != self.shape:
@@ -227,12 +249,29 @@ class Tensor:
             raise RuntimeError(f"result type {result.dtype} can't be cast to the desired output "
                                f"type {self.dtype}")
         np.copyto(self._data, result._data, casting="same_kind")
+        self._bump_version()
         return self
 
     def _inplace(self, op, *args, **kwargs):
-        self._check_inplace(*(a for a in args if isinstance(a, Tensor)))
+        """``op(self, ...)`` written into this tensor's storage. Inside a graph the tensor then
+        takes the result's history (as PyTorch rebases it); if the operation saved this tensor
+        for its backward, it keeps a copy of the old values instead."""
+        others = [a for a in args if isinstance(a, Tensor)]
+        if not self._records_inplace(others):
+            with autograd.no_grad():
+                return self._assign(op(self, *args, **kwargs))
+        out = op(self, *args, **kwargs)
+        node = out.grad_fn
+        if node is not None and any(t is self for t in node._saved):
+            old = Tensor(self._data.copy())
+            if self.grad_fn is not None:
+                old._set_history(self.grad_fn, self._output_nr)
+            node.save_for_backward(*(old if t is self else t for t in node._saved))
         with autograd.no_grad():
-            return self._assign(op(self, *args, **kwargs))
+            self._assign(out)
+        if node is not None:
+            self._set_history(node, out._output_nr)
+        return self
 
     def zero_(self):
         return self.fill_(0)
@@ -240,6 +279,7 @@ class Tensor:
     def fill_(self, value):
         self._check_inplace()
         self._data[...] = value
+        self._bump_version()
         return self
 
     def __iadd__(self, other):
@@ -440,6 +480,32 @@ for _name in METHODS:
 for _name in INPLACE:
     if _name + "_" not in Tensor.__dict__:
         setattr(Tensor, _name + "_", _inplace_method(_name))
+
+
+_DTYPE_NAMES = {}
+
+
+def dtype_name(dtype) -> str:
+    """``np.dtype(dtype).name``, memoized (numpy computes the name anew each time, ~3 us)."""
+    name = _DTYPE_NAMES.get(dtype)
+    if name is None:
+        name = _DTYPE_NAMES[dtype] = np.dtype(dtype).name
+    return name
+
+
+_versions = {}          # id of a root array -> [version], while that array lives
+
+
+def _counter(array) -> list:
+    """The version counter of the storage ``array`` views (its root array)."""
+    while isinstance(array.base, np.ndarray):
+        array = array.base
+    key = id(array)
+    entry = _versions.get(key)
+    if entry is None:
+        entry = _versions[key] = [0]
+        weakref.finalize(array, _versions.pop, key, None)
+    return entry
 
 
 def _dim(dim, ndim):

@@ -13,7 +13,8 @@ import numpy as np
 from nn.ops import cpu, declare
 
 from ..autograd import Function
-from ..tensor import FLOATING, Tensor, _dim, arange, max_result  # noqa: F401  (re-exported)
+from ..tensor import (FLOATING, Tensor, _dim, arange, dtype_name,  # noqa: F401  (re-exported)
+                      max_result)
 
 kernel_calls = collections.Counter()
 
@@ -24,7 +25,8 @@ def _kernel(declare, *arrays, out_shape, **params):
     Kernels take contiguous arrays of rank 1 or more: 0-d operands run as shape (1,).
     """
     arrays = [np.ascontiguousarray(a).reshape(a.shape or (1,)) for a in arrays]
-    f = cpu.build(declare, [a.shape for a in arrays], [a.dtype.name for a in arrays], **params)
+    f = cpu.build(declare, [a.shape for a in arrays], [dtype_name(a.dtype) for a in arrays],
+                  **params)
     kernel_calls[declare.__name__] += 1
     return Tensor(f(*arrays).reshape(out_shape))
 
@@ -133,5 +135,5 @@ class ToCopy(Op):
 
 def cast(x, dtype):
     """``x`` converted to ``dtype`` (``x`` itself when it has it)."""
-    dtype = np.dtype(dtype).name
+    dtype = dtype_name(dtype)
     return x if x.dtype == dtype else ToCopy.apply(x, dtype)

@@ -139,9 +139,31 @@ def test_in_place_ops_and_leaf_error():
     with pytest.raises(RuntimeError, match="can't be cast"):
         nn.zeros(3, dtype="int64").add_(1.5)
     assert x.zero_().tolist() == [[0] * 3] * 2
+
+
+def test_in_place_ops_inside_the_graph():
+    w = nn.tensor([1.0, 2.0, 3.0], requires_grad=True)
     y = w * 2
-    with pytest.raises(RuntimeError, match="not supported yet"):
-        y.add_(1.0)
+    y.mul_(y)                       # y = (2w)^2: Mul saved y itself, so it keeps the old values
+    assert y.grad_fn.name() == "MulBackward0" and not y.is_leaf
+    y.sum().backward()
+    np.testing.assert_allclose(w.grad.numpy(), 8 * np.array([1.0, 2.0, 3.0]))
+    w.grad = None
+    z = w * 1
+    z.relu_().sigmoid_()
+    z.sum().backward()
+    s = 1 / (1 + np.exp(-np.array([1.0, 2.0, 3.0])))
+    np.testing.assert_allclose(w.grad.numpy(), s * (1 - s), rtol=1e-6)
+    w.grad = None
+    a = w.exp()
+    b = a * w                       # saves a
+    a.add_(1)                       # a's storage changes after it was saved
+    with pytest.raises(RuntimeError, match="modified by an inplace operation.*version 1; "
+                                           "expected version 0"):
+        b.sum().backward()
+    v = (w * 1)[:2] if hasattr(nn.functions, "getitem") else (w * 1).view(3)
+    with pytest.raises(RuntimeError, match="view of a tensor in the autograd graph"):
+        v.add_(1)
 
 
 def test_ops_run_as_compiled_kernels():
