@@ -110,7 +110,7 @@ def case_conv2d(rng):
 def case_add(n, rng):
     a = rng.standard_normal(n, dtype=np.float32)
     b = rng.standard_normal(n, dtype=np.float32)
-    c = np.empty(n, np.float32)
+    c = te.nd.aligned_empty(n, np.float32)    # te allocates 64-byte aligned
     f = cpu.build(cpu.add, [a.shape, b.shape])
     f(a, b, out=c)
     _check(c, a + b, "add")
@@ -129,7 +129,7 @@ def case_fused(n, rng):
     a = rng.uniform(-4, 4, n).astype(np.float32)
     b = rng.standard_normal(n, dtype=np.float32)
     c = rng.standard_normal(n, dtype=np.float32)
-    out = np.empty(n, np.float32)
+    out = te.nd.aligned_empty(n, np.float32)
     f = cpu.build(_fused, [a.shape] * 3)
     f(a, b, c, out=out)
     _check(out, np.exp(a) * b + c, "exp(a) * b + c", rtol=1e-5, atol=1e-5)

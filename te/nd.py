@@ -74,4 +74,17 @@ def array(arr, device=None) -> NDArray:
 
 
 def empty(shape, dtype="float32", device=None) -> NDArray:
-    return NDArray(np.empty(shape, dtype=dtype), device or cpu(0))
+    """A new uninitialized array, 64-byte aligned (see ``aligned_empty``)."""
+    return NDArray(aligned_empty(shape, dtype), device or cpu(0))
+
+
+def aligned_empty(shape, dtype="float32", alignment=64) -> np.ndarray:
+    """``np.empty`` whose data starts on an ``alignment``-byte boundary. numpy aligns large
+    arrays to 16 bytes only; kernels with streaming stores (pragma "nontemporal") use them
+    only on outputs aligned to 64 bytes, so te allocates its outputs this way."""
+    dtype = np.dtype(dtype)
+    shape = (shape,) if isinstance(shape, int) else tuple(shape)
+    nbytes = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+    raw = np.empty(nbytes + alignment, np.uint8)
+    start = -raw.ctypes.data % alignment
+    return raw[start:start + nbytes].view(dtype).reshape(shape)

@@ -173,3 +173,27 @@ def test_function_named_like_a_library_function(name):
     f(a, b)
     np.testing.assert_allclose(b, np.log(np.exp(a) + 1) * np.tanh(a), rtol=1e-12)
     assert f.entry_name == name
+
+
+@pytest.mark.parametrize("parallel", [False, True])
+def test_nontemporal_pragma_streams_aligned_outputs_only(parallel):
+    n = 16 * 37 + 5                 # a partial vector at the end stays an ordinary store
+    A = te.placeholder((n,), name="A")
+    B = te.compute((n,), lambda i: A[i] * 2.0 + 1.0, name="B")
+    s = te.create_schedule(B.op)
+    xo, xi = s[B].split(B.op.axis[0], factor=16)
+    s[B].vectorize(xi)
+    if parallel:
+        s[B].parallel(xo)
+    s[B].pragma(xo, "nontemporal")
+    f = te.build(s, [A, B])
+    assert "vmovntps" in f.get_source("asm") or "movntps" in f.get_source("asm")
+    a = np.arange(n, dtype="float32")
+    aligned = te.nd.aligned_empty(n, "float32")
+    assert aligned.ctypes.data % 64 == 0
+    raw = te.nd.aligned_empty(n + 1, "float32")
+    unaligned = raw[1:]             # 4 bytes past a 64-byte boundary: the plain loop runs
+    for out in (aligned, unaligned):
+        out[...] = -7
+        f(a, out)
+        np.testing.assert_array_equal(out, a * 2 + 1)
