@@ -20,6 +20,7 @@ import weakref
 
 import numpy as np
 
+from . import device as devices
 from . import tensor as _tensor
 
 __all__ = ["Function", "backward", "grad", "gradcheck", "GradcheckError", "no_grad",
@@ -168,7 +169,7 @@ class BackwardNode(Node):
         for nr, meta in enumerate(self._outputs):
             g = slots.get(nr)
             if g is None and meta is not None:      # an output that nothing used
-                g = _tensor.zeros(meta[0], dtype=meta[1])
+                g = _tensor.zeros(meta[0], dtype=meta[1], device=meta[2])
             grad_outputs.append(g)
         grads = self.apply(*grad_outputs)
         grads = grads if isinstance(grads, tuple) else (grads,)
@@ -226,7 +227,7 @@ class Function:
         # an input returned as is becomes a new tensor on the same storage, as PyTorch's view
         outputs = tuple(Tensor(o._data) if id(o) in inputs else o for o in outputs)
         for out in outputs:         # a view of an input remembers its base (for in-place ops)
-            if isinstance(out, Tensor) and out._data.base is not None:
+            if isinstance(out, Tensor) and getattr(out._data, "base", None) is not None:
                 for a in args:
                     if isinstance(a, Tensor) and np.may_share_memory(out._data, a._data):
                         out._base = a._base if a._base is not None else a
@@ -239,7 +240,7 @@ class Function:
         for nr, out in enumerate(outputs):
             differentiable = (isinstance(out, Tensor) and out.is_floating_point()
                               and id(out) not in ctx._non_differentiable)
-            meta.append((out.shape, out.dtype) if differentiable else None)
+            meta.append((out.shape, out.dtype, out.device) if differentiable else None)
             if differentiable:
                 out._set_history(ctx, nr)
         ctx._outputs = tuple(meta)
@@ -293,7 +294,7 @@ def _leading_to(order, targets):
 def _accumulate(t, g, create_graph):
     """Add ``g`` into ``t.grad``; the first gradient gets a buffer of its own."""
     if t._grad is None:
-        t._grad = g if create_graph else _tensor.Tensor(g._data.copy())
+        t._grad = g if create_graph else _tensor.Tensor(devices.copy(g._data))
     elif create_graph:
         t._grad = t._grad + g
     else:
@@ -376,7 +377,7 @@ def _make_grads(outputs, grad_outputs):
         if g is None:
             if out.numel() != 1:
                 raise RuntimeError("grad can be implicitly created only for scalar outputs")
-            g = _tensor.ones_like(out)
+            g = _tensor.ones_like(out, device=out.device)
         elif g.shape != out.shape:
             raise RuntimeError(f"Mismatch in shape: grad_output[{k}] has a shape of "
                                f"{g.shape} and output[{k}] has a shape of {out.shape}.")

@@ -6,7 +6,7 @@ methods of ``nn.Tensor`` all come from here.
 """
 from . import (activation, conv, dropout, elementwise, index, linalg, loss, norm, pool, reduce,
                shape, sparse)
-from .base import broadcast_shape, kernel_calls, result_type  # noqa: F401
+from .base import broadcast_shape, kernel_calls, result_type, to_device  # noqa: F401
 from .activation import *  # noqa: F401,F403
 from .conv import *  # noqa: F401,F403
 from .dropout import *  # noqa: F401,F403

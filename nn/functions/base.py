@@ -12,7 +12,9 @@ import numpy as np
 
 from nn.ops import cpu, declare
 
+from .. import device as devices
 from ..autograd import Function
+from ..device import is_gpu
 from ..tensor import (FLOATING, Tensor, _dim, arange, dtype_name,  # noqa: F401  (re-exported)
                       max_result)
 
@@ -22,13 +24,38 @@ kernel_calls = collections.Counter()
 def _kernel(declare, *arrays, out_shape, **params):
     """Run the compiled ``declare`` on ``arrays``, the result reshaped to ``out_shape``.
 
-    Kernels take contiguous arrays of rank 1 or more: 0-d operands run as shape (1,).
+    Kernels take contiguous arrays of rank 1 or more: 0-d operands run as shape (1,). Arrays
+    on the GPU run the GPU build of the declaration (``nn.ops.gpu.build``; a CPU
+    ``schedule=`` among ``params`` is then ignored).
     """
+    if any(map(is_gpu, arrays)):
+        return Tensor(_gpu_kernel(declare, arrays, params).reshape(out_shape))
     arrays = [np.ascontiguousarray(a).reshape(a.shape or (1,)) for a in arrays]
     f = cpu.build(declare, [a.shape for a in arrays], [dtype_name(a.dtype) for a in arrays],
                   **params)
     kernel_calls[declare.__name__] += 1
     return Tensor(f(*arrays).reshape(out_shape))
+
+
+def _gpu_kernel(declare, arrays, params):
+    from nn.ops import gpu
+    # 0-d CPU operands (numbers) join a GPU kernel, as PyTorch lets CPU scalars do
+    arrays = [devices.move(a, devices.CUDA) if not is_gpu(a) and a.ndim == 0 else a
+              for a in arrays]
+    devices.common(arrays)
+    arrays = [_contiguous(a).reshape(tuple(a.shape) or (1,)) for a in arrays]
+    f = gpu.build(declare, [a.shape for a in arrays], [dtype_name(a.dtype) for a in arrays],
+                  **params)
+    kernel_calls[declare.__name__] += 1
+    return f(*arrays)
+
+
+def _contiguous(array):
+    """A C-contiguous GPU array with the values of ``array`` (a te copy kernel if needed)."""
+    if array.is_c_contiguous():
+        return array
+    raise RuntimeError("nn: a non-contiguous GPU tensor reached a kernel; call .contiguous() "
+                       "on it first")
 
 
 # ----------------------------------------------------------------------------- dtypes, shapes
@@ -137,3 +164,22 @@ def cast(x, dtype):
     """``x`` converted to ``dtype`` (``x`` itself when it has it)."""
     dtype = dtype_name(dtype)
     return x if x.dtype == dtype else ToCopy.apply(x, dtype)
+
+
+class ToDevice(Op):
+    """A copy to another device; the gradient goes back to the input's device."""
+
+    @staticmethod
+    def forward(ctx, x, to):
+        ctx.device = x.device
+        return Tensor(devices.move(x._data, to))
+
+    @staticmethod
+    def backward(ctx, g):
+        return to_device(g, ctx.device), None
+
+
+def to_device(x, to):
+    """``x`` on device ``to`` (``x`` itself when it is there)."""
+    to = devices.device(to)
+    return x if x.device == to else ToDevice.apply(x, to)

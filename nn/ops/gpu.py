@@ -6,6 +6,8 @@ were measured on an H200 (see the README's GPU figures).
 """
 from __future__ import annotations
 
+import functools
+
 import te
 from te.tensor import ComputeOp
 
@@ -157,3 +159,89 @@ def schedule_conv2d_hwcn(B, tile=8, num_thread=8, vthread=2, step=8):
         s[load].bind(tx, thread_x)
         s[load].vectorize(last)
     return s
+
+
+# ----------------------------------------------------------------------------- any operator
+
+def schedule_auto(outs, num_thread=128, reduce_threads=32):
+    """A correct default for any te computation on the GPU (nn's operators on cuda tensors):
+    elementwise producers are inlined; every remaining stage (the outputs, and reductions that
+    feed them) runs as a kernel of its own. Elementwise stages spread their fused data axes
+    over blocks of ``num_thread`` threads, one element each; reductions share each output's
+    reduction among ``reduce_threads`` threads (rfactor and a cross-thread combine)."""
+    outs = list(outs) if isinstance(outs, (list, tuple)) else [outs]
+    s = te.create_schedule([o.op for o in outs])
+    _inline_producers(s, {o.op for o in outs})
+    roots = [stage for stage in s.stages
+             if isinstance(stage.op, ComputeOp) and stage.attach_type != "inline"]
+    scalar_consumer = next((o for o in outs if o.op.attrs.get("scalar_of") is not None), None)
+    if scalar_consumer is not None:         # a 0-d result: one thread computes it (see _build)
+        (ax,) = s[scalar_consumer].op.axis
+        bx, tx = s[scalar_consumer].split(ax, factor=1)
+        s[scalar_consumer].bind(bx, te.thread_axis("blockIdx.x"))
+        s[scalar_consumer].bind(tx, te.thread_axis("threadIdx.x"))
+    for stage in roots:
+        out = stage.op.output(0)
+        if not stage.op.axis:
+            stage.compute_at(s[scalar_consumer], s[scalar_consumer].leaf_iter_vars[-1])
+        elif stage.op is scalar_consumer.op if scalar_consumer is not None else False:
+            continue
+        elif stage.op.is_reduction:
+            reduce_across_threads(s, out, reduce_threads, max(1, num_thread // reduce_threads))
+        else:
+            axes = list(stage.op.axis)
+            fused = stage.fuse(*axes) if len(axes) > 1 else axes[0]
+            _bind_1d(s, out, fused, num_thread)
+    return s
+
+
+class GpuOpFunction:
+    """A built GPU operator: call it on numba device arrays; outputs are new device arrays
+    (a tuple when the declaration returned several tensors)."""
+
+    def __init__(self, module, out_shapes, out_dtypes, multiple):
+        self.module = module
+        self.out_shapes = out_shapes
+        self.out_dtypes = out_dtypes
+        self.multiple = multiple
+
+    def __call__(self, *arrays):
+        from numba import cuda
+        outs = tuple(cuda.device_array(s or (1,), d)
+                     for s, d in zip(self.out_shapes, self.out_dtypes))
+        self.module(*arrays, *outs)
+        outs = tuple(o if s else o.reshape(()) for o, s in zip(outs, self.out_shapes))
+        return outs if self.multiple else outs[0]
+
+
+@functools.lru_cache(maxsize=1024)
+def _build(declare, shapes, dtypes_, params):
+    inputs = [te.placeholder(shape, dtype, name=f"x{k}")
+              for k, (shape, dtype) in enumerate(zip(shapes, dtypes_))]
+    result = declare(*inputs, **dict(params))
+    outs = list(result) if isinstance(result, (tuple, list)) else [result]
+    shapes_ = tuple(tuple(d.value for d in o.shape) for o in outs)
+    # a kernel needs a loop to bind: a 0-d output is computed as shape (1,)
+    outs = [o if o.shape else _as_vector(o) for o in outs]
+    name = getattr(declare, "__name__", "")
+    module = te.build(schedule_auto(outs), inputs + outs, target="cuda",
+                      name=name if name.isidentifier() else "op")
+    return GpuOpFunction(module, shapes_,
+                         tuple(o.dtype for o in outs), isinstance(result, (tuple, list)))
+
+
+def _as_vector(scalar):
+    """The 0-d tensor ``scalar`` as a tensor of shape (1,)."""
+    return te.compute((1,), lambda i: scalar(), name=scalar.name + "_1",
+                      attrs={"scalar_of": scalar.name})
+
+
+def build(declare, shapes, dtype="float32", **params):
+    """``nn.ops.cpu.build`` for the GPU: declare for ``shapes``, schedule with
+    ``schedule_auto`` and compile with numba.cuda; cached. A CPU ``schedule=`` is ignored."""
+    params.pop("schedule", None)
+    shapes = tuple(tuple(int(d) for d in s) for s in shapes)
+    dts = (dtype,) * len(shapes) if isinstance(dtype, str) else tuple(dtype)
+    params = tuple(sorted((k, tuple(v) if isinstance(v, list) else v)
+                          for k, v in params.items()))
+    return _build(declare, shapes, dts, params)
