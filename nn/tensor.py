@@ -15,9 +15,12 @@ import weakref
 import numpy as np
 
 from . import autograd
+from . import device as devices
 
-__all__ = ["Tensor", "tensor", "from_numpy", "zeros", "ones", "full", "arange", "rand", "randn",
-           "zeros_like", "ones_like", "manual_seed"]
+__all__ = ["Tensor", "tensor", "from_numpy", "zeros", "ones", "full", "empty", "arange",
+           "linspace", "logspace", "eye", "rand", "randn", "randint", "randperm", "normal",
+           "zeros_like", "ones_like", "full_like", "empty_like", "rand_like", "randn_like",
+           "randint_like", "manual_seed"]
 
 FLOATING = ("float16", "float32", "float64")
 _SHORT = {"float32", "int64", "bool"}          # dtypes that repr does not name, as PyTorch's
@@ -46,7 +49,8 @@ class Tensor:
 
     @property
     def shape(self) -> tuple:
-        return self._data.shape
+        shape = self._data.shape
+        return shape if type(shape) is tuple else tuple(shape)    # the simulator's arrays
 
     @property
     def dtype(self) -> str:
@@ -81,6 +85,9 @@ class Tensor:
         if self.requires_grad:
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use "
                                "tensor.detach().numpy() instead.")
+        if devices.is_gpu(self._data):
+            raise TypeError(f"can't convert {self.device} device type tensor to numpy. Use "
+                            "Tensor.cpu() to copy the tensor to host memory first.")
         return self._data
 
     def item(self):
@@ -88,10 +95,10 @@ class Tensor:
         if self.numel() != 1:
             raise RuntimeError(f"a Tensor with {self.numel()} elements cannot be converted to "
                                "Scalar")
-        return self._data.reshape(-1)[0].item()
+        return devices.host(self._data).reshape(-1)[0].item()
 
     def tolist(self):
-        return self._data.tolist()
+        return devices.host(self._data).tolist()
 
     def __float__(self):
         return float(self.item())
@@ -104,9 +111,40 @@ class Tensor:
             raise RuntimeError("Boolean value of Tensor with more than one value is ambiguous")
         return bool(self.item())
 
-    def to(self, dtype) -> Tensor:
-        """This tensor converted to ``dtype`` (itself when it already has it)."""
-        return F.cast(self, dtype)
+    @property
+    def device(self) -> devices.device:
+        return devices.of(self._data)
+
+    @property
+    def is_cuda(self) -> bool:
+        return devices.is_gpu(self._data)
+
+    def to(self, *args, **kwargs) -> Tensor:
+        """This tensor on another device and/or with another dtype, as PyTorch's ``to``:
+        ``to(dtype)``, ``to(device, dtype=None)``, ``to(other_tensor)``; itself when nothing
+        changes."""
+        kwargs.pop("non_blocking", None)
+        copy = kwargs.pop("copy", False)
+        dtype, where = kwargs.pop("dtype", None), kwargs.pop("device", None)
+        if kwargs:
+            raise TypeError(f"to() got an unexpected keyword argument '{next(iter(kwargs))}'")
+        for arg in args:
+            if isinstance(arg, Tensor):
+                dtype, where = arg.dtype, arg.device
+            elif isinstance(arg, devices.device) or (
+                    isinstance(arg, str) and arg.split(":")[0] in ("cpu", "cuda")):
+                where = arg
+            else:
+                dtype = arg
+        out = self if where is None else F.to_device(self, where)
+        out = out if dtype is None else F.cast(out, dtype)
+        return F.clone(out) if copy and out is self else out
+
+    def cuda(self, device=None) -> Tensor:
+        return self.to(devices.CUDA if device is None else device)
+
+    def cpu(self) -> Tensor:
+        return self.to(devices.CPU)
 
     def float(self) -> Tensor:
         return self.to("float32")
@@ -115,9 +153,11 @@ class Tensor:
         return self.to("float64")
 
     def __repr__(self):
-        body = np.array2string(self._data, separator=", ", prefix="tensor(",
-                               formatter=_formatter(self._data))
-        extra = [] if self.dtype in _SHORT else [f"dtype={self.dtype}"]
+        data = devices.host(self._data)
+        body = np.array2string(data, separator=", ", prefix="tensor(",
+                               formatter=_formatter(data))
+        extra = [f"device='{self.device}'"] if self.is_cuda else []
+        extra += [] if self.dtype in _SHORT else [f"dtype={self.dtype}"]
         if self.grad_fn is not None:
             extra.append(f"grad_fn=<{self.grad_fn.name()}>")
         elif self.requires_grad:
@@ -248,7 +288,11 @@ class Tensor:
         if not np.can_cast(result.dtype, self.dtype, "same_kind"):
             raise RuntimeError(f"result type {result.dtype} can't be cast to the desired output "
                                f"type {self.dtype}")
-        np.copyto(self._data, result._data, casting="same_kind")
+        if devices.is_gpu(self._data) or devices.is_gpu(result._data):
+            devices.common([self._data, result._data], "in-place operation")
+            self._data.copy_to_device(F.cast(result, self.dtype)._data)
+        else:
+            np.copyto(self._data, result._data, casting="same_kind")
         self._bump_version()
         return self
 
@@ -498,7 +542,7 @@ _versions = {}          # id of a root array -> [version], while that array live
 
 def _counter(array) -> list:
     """The version counter of the storage ``array`` views (its root array)."""
-    while isinstance(array.base, np.ndarray):
+    while isinstance(getattr(array, "base", None), np.ndarray):
         array = array.base
     key = id(array)
     entry = _versions.get(key)
@@ -540,7 +584,17 @@ def _formatter(data):
 # ----------------------------------------------------------------------------- factories
 
 def _dtype(dtype):
-    return None if dtype is None else np.dtype(dtype).name
+    return None if dtype is None else dtype_name(dtype)
+
+
+def _check_device(device):
+    """The device a factory was asked for (``None``: the CPU), or PyTorch's error."""
+    if device is None:
+        return devices.CPU
+    if not isinstance(device, (str, devices.device)):
+        raise TypeError(f"device must be None, a string such as 'cpu' or 'cuda', or an "
+                        f"nn.device, not {type(device).__name__}")
+    return devices.device(device)
 
 
 def _array(data, dtype):
@@ -561,9 +615,26 @@ def _array(data, dtype):
     return arr
 
 
-def tensor(data, dtype=None, requires_grad=False) -> Tensor:
+def _size(size, name):
+    """Sizes given as ``f(2, 3)``, ``f((2, 3))`` or ``f(size=...)``, checked."""
+    shape = _sizes(size)
+    for n in shape:
+        if isinstance(n, bool) or not isinstance(n, (int, np.integer)):
+            raise TypeError(f"{name}(): argument 'size' must be a tuple of ints, but found "
+                            f"element of type {type(n).__name__}")
+        if n < 0:
+            raise RuntimeError(f"{name}(): trying to create tensor with negative dimension "
+                               f"{n}: {list(shape)}")
+    return tuple(int(n) for n in shape)
+
+
+def _new(data, device, requires_grad) -> Tensor:
+    return Tensor(devices.move(data, _check_device(device)), requires_grad=requires_grad)
+
+
+def tensor(data, dtype=None, device=None, requires_grad=False) -> Tensor:
     """A new leaf tensor holding a copy of ``data`` (a number, nested lists or an array)."""
-    return Tensor(_array(data, dtype), requires_grad=requires_grad)
+    return _new(_array(data, dtype), device, requires_grad)
 
 
 def from_numpy(array: np.ndarray) -> Tensor:
@@ -573,65 +644,217 @@ def from_numpy(array: np.ndarray) -> Tensor:
     return Tensor(array)
 
 
-def full(size, fill_value, dtype=None, requires_grad=False) -> Tensor:
+def full(size, fill_value, dtype=None, device=None, requires_grad=False) -> Tensor:
     """A tensor of ``size`` filled with ``fill_value`` (its dtype by PyTorch's rules)."""
     if dtype is None:
         dtype = _array(fill_value, None).dtype
-    data = np.full(_sizes((size,)) if isinstance(size, int) else tuple(size), fill_value,
-                   dtype=_dtype(dtype))
-    return Tensor(data, requires_grad=requires_grad)
+    data = np.full(_size((size,), "full"), fill_value, dtype=_dtype(dtype))
+    return _new(data, device, requires_grad)
 
 
-def zeros(*size, dtype=None, requires_grad=False) -> Tensor:
-    return Tensor(np.zeros(_sizes(size), _dtype(dtype) or "float32"), requires_grad)
+def zeros(*size, dtype=None, device=None, requires_grad=False) -> Tensor:
+    return _new(np.zeros(_size(size, "zeros"), _dtype(dtype) or "float32"), device,
+                requires_grad)
 
 
-def ones(*size, dtype=None, requires_grad=False) -> Tensor:
-    return Tensor(np.ones(_sizes(size), _dtype(dtype) or "float32"), requires_grad)
+def ones(*size, dtype=None, device=None, requires_grad=False) -> Tensor:
+    return _new(np.ones(_size(size, "ones"), _dtype(dtype) or "float32"), device,
+                requires_grad)
 
 
-def zeros_like(t, dtype=None, requires_grad=False) -> Tensor:
-    return zeros(t.shape, dtype=dtype or t.dtype, requires_grad=requires_grad)
+def empty(*size, dtype=None, device=None, requires_grad=False) -> Tensor:
+    """A tensor of ``size`` whose values are whatever the new memory holds."""
+    return _new(np.empty(_size(size, "empty"), _dtype(dtype) or "float32"), device,
+                requires_grad)
 
 
-def ones_like(t, dtype=None, requires_grad=False) -> Tensor:
-    return ones(t.shape, dtype=dtype or t.dtype, requires_grad=requires_grad)
+def zeros_like(input, dtype=None, device=None, requires_grad=False) -> Tensor:
+    device = input.device if device is None else device
+    return zeros(input.shape, dtype=dtype or input.dtype, device=device,
+                 requires_grad=requires_grad)
 
 
-def arange(start, end=None, step=1, dtype=None, requires_grad=False) -> Tensor:
+def ones_like(input, dtype=None, device=None, requires_grad=False) -> Tensor:
+    device = input.device if device is None else device
+    return ones(input.shape, dtype=dtype or input.dtype, device=device,
+                requires_grad=requires_grad)
+
+
+def full_like(input, fill_value, dtype=None, device=None, requires_grad=False) -> Tensor:
+    device = input.device if device is None else device
+    return full(input.shape, fill_value, dtype=dtype or input.dtype, device=device,
+                requires_grad=requires_grad)
+
+
+def empty_like(input, dtype=None, device=None, requires_grad=False) -> Tensor:
+    device = input.device if device is None else device
+    return empty(input.shape, dtype=dtype or input.dtype, device=device,
+                 requires_grad=requires_grad)
+
+
+def arange(start, end=None, step=1, dtype=None, device=None, requires_grad=False) -> Tensor:
     """``[start, end)`` by ``step``: int64 for ints, float32 when any bound is a float."""
     if end is None:
         start, end = 0, start
+    if step == 0:
+        raise RuntimeError("arange(): step must be nonzero")
+    if (end - start) * step < 0:
+        raise RuntimeError(f"arange(): upper bound ({end}) and lower bound ({start}) "
+                           f"inconsistent with step sign ({step})")
     if dtype is None:
         whole = all(isinstance(v, (int, np.integer)) for v in (start, end, step))
         dtype = "int64" if whole else "float32"
-    return Tensor(np.arange(start, end, step, dtype=_dtype(dtype)), requires_grad)
+    return _new(np.arange(start, end, step, dtype=_dtype(dtype)), device, requires_grad)
 
+
+def _steps(steps, name):
+    if isinstance(steps, bool) or not isinstance(steps, (int, np.integer)) or steps < 0:
+        raise RuntimeError(f"{name}(): number of steps must be a non-negative int, got "
+                           f"{steps!r}")
+    return int(steps)
+
+
+def linspace(start, end, steps, dtype=None, device=None, requires_grad=False) -> Tensor:
+    """``steps`` evenly spaced values from ``start`` to ``end``, both included."""
+    values = np.linspace(start, end, _steps(steps, "linspace"), dtype="float64")
+    return _new(values.astype(_dtype(dtype) or "float32"), device, requires_grad)
+
+
+def logspace(start, end, steps, base=10.0, dtype=None, device=None,
+             requires_grad=False) -> Tensor:
+    """``base`` to the powers ``linspace(start, end, steps)``."""
+    values = np.logspace(start, end, _steps(steps, "logspace"), base=base, dtype="float64")
+    return _new(values.astype(_dtype(dtype) or "float32"), device, requires_grad)
+
+
+def eye(n, m=None, dtype=None, device=None, requires_grad=False) -> Tensor:
+    """The ``n x m`` (``n x n``) matrix with ones on the diagonal."""
+    for name, v in (("n", n), ("m", m)):
+        if v is not None and v < 0:
+            raise RuntimeError(f"eye(): {name} must be greater or equal to 0, got {v}")
+    return _new(np.eye(n, m, dtype=_dtype(dtype) or "float32"), device, requires_grad)
+
+
+# ----------------------------------------------------------------------------- random
 
 _generator = np.random.default_rng()
 
 
 def manual_seed(seed):
-    """Seed the generator of ``rand`` and ``randn``."""
+    """Seed nn's generator: the random factories, dropout and ``nn.init`` draw from it."""
     global _generator
     _generator = np.random.default_rng(seed)
 
 
-def _random(draw, size, dtype, requires_grad):
+def _rng(generator):
+    """``generator`` (a ``numpy.random.Generator``), or nn's generator when None."""
+    if generator is None:
+        return _generator
+    if not isinstance(generator, np.random.Generator):
+        raise TypeError("generator must be None or a numpy.random.Generator, got "
+                        f"{type(generator).__name__}")
+    return generator
+
+
+def _floating_dtype(dtype, name):
     dtype = _dtype(dtype) or "float32"
-    if dtype not in ("float32", "float64"):
-        raise TypeError(f"random tensors are float32 or float64, not {dtype}")
-    return Tensor(draw(_sizes(size), dtype=dtype), requires_grad)
+    if dtype not in FLOATING:
+        raise TypeError(f"{name}(): expected a floating point dtype, got {dtype}")
+    return dtype
 
 
-def rand(*size, dtype=None, requires_grad=False) -> Tensor:
+def _uniform(shape, dtype, generator, name):
+    return _rng(generator).random(shape).astype(_floating_dtype(dtype, name))
+
+
+def _normal(shape, dtype, generator, name):
+    return _rng(generator).standard_normal(shape).astype(_floating_dtype(dtype, name))
+
+
+def rand(*size, generator=None, dtype=None, device=None, requires_grad=False) -> Tensor:
     """Uniform on [0, 1)."""
-    return _random(_generator.random, size, dtype, requires_grad)
+    return _new(_uniform(_size(size, "rand"), dtype, generator, "rand"), device,
+                requires_grad)
 
 
-def randn(*size, dtype=None, requires_grad=False) -> Tensor:
+def randn(*size, generator=None, dtype=None, device=None, requires_grad=False) -> Tensor:
     """Standard normal."""
-    return _random(_generator.standard_normal, size, dtype, requires_grad)
+    return _new(_normal(_size(size, "randn"), dtype, generator, "randn"), device,
+                requires_grad)
+
+
+def rand_like(input, dtype=None, device=None, requires_grad=False) -> Tensor:
+    device = input.device if device is None else device
+    return rand(input.shape, dtype=dtype or input.dtype, device=device,
+                requires_grad=requires_grad)
+
+
+def randn_like(input, dtype=None, device=None, requires_grad=False) -> Tensor:
+    device = input.device if device is None else device
+    return randn(input.shape, dtype=dtype or input.dtype, device=device,
+                 requires_grad=requires_grad)
+
+
+def _integers(low, high, shape, dtype, generator, device, requires_grad, name):
+    if high is None:
+        raise TypeError(f"{name}() missing required argument 'high'")
+    if low >= high:
+        raise RuntimeError(f"{name}(): random_ expects 'from' to be less than 'to', but got "
+                           f"from={low} >= to={high}")
+    data = _rng(generator).integers(low, high, shape).astype(_dtype(dtype) or "int64")
+    return _new(data, device, requires_grad)
+
+
+def randint(low=0, high=None, size=None, generator=None, dtype=None, device=None,
+            requires_grad=False) -> Tensor:
+    """Integers uniform on [low, high): ``randint(high, size)`` or ``randint(low, high,
+    size)``, int64 unless ``dtype`` says otherwise."""
+    if size is None and isinstance(high, (tuple, list)):
+        low, high, size = 0, low, high          # randint(high, size)
+    if size is None:
+        raise TypeError("randint() missing required argument 'size' (a tuple of ints)")
+    return _integers(low, high, _size((size,), "randint"), dtype, generator, device,
+                     requires_grad, "randint")
+
+
+def randint_like(input, low=0, high=None, dtype=None, device=None,
+                 requires_grad=False) -> Tensor:
+    device = input.device if device is None else device
+    """``randint`` with the shape (and dtype) of ``input``: ``randint_like(input, high)`` or
+    ``randint_like(input, low, high)``."""
+    if high is None:
+        low, high = 0, low
+    return _integers(low, high, input.shape, dtype or input.dtype, None, device,
+                     requires_grad, "randint_like")
+
+
+def randperm(n, generator=None, dtype="int64", device=None, requires_grad=False) -> Tensor:
+    """A random permutation of ``0 .. n - 1``."""
+    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 0:
+        raise RuntimeError(f"randperm(): n must be a non-negative int, got {n!r}")
+    return _new(_rng(generator).permutation(int(n)).astype(_dtype(dtype)), device,
+                requires_grad)
+
+
+def normal(mean, std=1.0, size=None, generator=None, dtype=None, device=None,
+           requires_grad=False) -> Tensor:
+    """Normal samples with PyTorch's forms: ``normal(mean, std, size)`` for numbers, or tensors
+    ``mean`` and/or ``std`` (one sample per element of their broadcast shape)."""
+    tensors = [t for t in (mean, std) if isinstance(t, Tensor)]
+    if tensors and size is not None:
+        raise RuntimeError("normal(): give size only when mean and std are numbers")
+    if not tensors and size is None:
+        raise TypeError("normal() with a number mean and std needs size")
+    if tensors:
+        dtype = dtype or tensors[0].dtype
+        mean_, std_ = (t._data if isinstance(t, Tensor) else t for t in (mean, std))
+        shape = np.broadcast_shapes(np.shape(mean_), np.shape(std_))
+    else:
+        mean_, std_, shape = mean, std, _size((size,), "normal")
+    if np.any(np.asarray(std_) < 0):
+        raise RuntimeError("normal expects all elements of std >= 0.0")
+    values = mean_ + std_ * _rng(generator).standard_normal(shape)
+    return _new(values.astype(_floating_dtype(dtype, "normal")), device, requires_grad)
 
 
 from . import functions as F  # noqa: E402  (the operators build on Tensor)
