@@ -5,6 +5,8 @@ arrays and anything with ``__array_interface__`` or DLPack alike.
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 
@@ -84,7 +86,7 @@ def aligned_empty(shape, dtype="float32", alignment=64) -> np.ndarray:
     only on outputs aligned to 64 bytes, so te allocates its outputs this way."""
     dtype = np.dtype(dtype)
     shape = (shape,) if isinstance(shape, int) else tuple(shape)
-    nbytes = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+    nbytes = math.prod(shape) * dtype.itemsize
     raw = np.empty(nbytes + alignment, np.uint8)
-    start = -raw.ctypes.data % alignment
+    start = -raw.__array_interface__["data"][0] % alignment
     return raw[start:start + nbytes].view(dtype).reshape(shape)

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import builtins
 import functools
+import math
 
 import numpy as np
 
@@ -164,6 +165,9 @@ class OpFunction:
         self.out_shapes = out_shapes
         self.out_dtypes = out_dtypes
         self.multiple = multiple
+        # large outputs start on a 64-byte boundary, for streaming stores (schedule_injective)
+        self._alloc = tuple(aligned_empty if math.prod(s) * np.dtype(d).itemsize >= STREAM_BYTES
+                            else np.empty for s, d in zip(out_shapes, out_dtypes))
 
     @property
     def out_shape(self):
@@ -175,7 +179,8 @@ class OpFunction:
 
     def __call__(self, *arrays, out=None):
         if out is None:
-            outs = tuple(aligned_empty(s, d) for s, d in zip(self.out_shapes, self.out_dtypes))
+            outs = tuple(alloc(s, d) for alloc, s, d in zip(self._alloc, self.out_shapes,
+                                                             self.out_dtypes))
         else:
             outs = tuple(out) if self.multiple else (out,)
         self.module(*arrays, *outs)
