@@ -16,7 +16,13 @@ def main():
         mod = te.build(s, args, target="cuda")
         ptx = compile_ptx(mod, cc=(9, 0))
         assert ".target sm_90" in ptx and ".entry" in ptx, case.__name__
-        print(f"{case.__name__}: {len(mod.kernels)} kernel(s), {len(ptx)} bytes of PTX")
+        if case.__name__.startswith("gemm_"):
+            # 16-byte aligned shared tiles: a thread's four neighbouring values of a tile row
+            # come in one 128-bit load, never in four 32-bit ones
+            assert "ld.shared.v4.f32" in ptx or "ld.shared.v2.f32" in ptx, case.__name__
+        wide = ptx.count("ld.shared.v4") + ptx.count("ld.shared.v2")
+        print(f"{case.__name__}: {len(mod.kernels)} kernel(s), {len(ptx)} bytes of PTX, "
+              f"{wide} vector shared loads")
 
 
 if __name__ == "__main__":
