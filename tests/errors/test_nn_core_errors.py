@@ -1,0 +1,47 @@
+"""Misuse of nn's core (devices, random state, in-place operations) gets PyTorch's errors."""
+import numpy as np
+import pytest
+
+import nn
+
+
+def test_bad_rng_state():
+    with pytest.raises(RuntimeError, match="expected a uint8 tensor of 37 bytes"):
+        nn.set_rng_state(nn.tensor(np.zeros(5, np.uint8)))
+
+
+def test_unknown_device():
+    with pytest.raises(RuntimeError, match="Expected one of cpu, cuda device type"):
+        nn.zeros(2, device="tpu")
+    with pytest.raises(RuntimeError, match="device index 1 is not available"):
+        nn.device("cuda:1")
+
+
+def test_tensors_on_two_devices():
+    a, b = nn.ones(3), nn.ones(3).cuda()
+    with pytest.raises(RuntimeError, match="Expected all tensors to be on the same device, "
+                                           "but found at least two devices, cuda:0 and cpu!"):
+        a + b
+
+
+def test_numpy_of_a_gpu_tensor():
+    with pytest.raises(TypeError, match=r"can't convert cuda:0 device type tensor to numpy\. "
+                                        r"Use Tensor\.cpu\(\)"):
+        nn.ones(2).cuda().numpy()
+
+
+def test_in_place_on_a_view_inside_the_graph():
+    w = nn.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    v = (w * 1).view(3)
+    with pytest.raises(RuntimeError, match="in-place operation on a view of a tensor in the "
+                                           "autograd graph is not supported"):
+        v.add_(1)
+
+
+def test_backward_after_a_saved_tensor_was_modified():
+    w = nn.tensor([1.0, 2.0], requires_grad=True)
+    a = w.exp()
+    b = a * w
+    a.mul_(2)
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        b.sum().backward()
