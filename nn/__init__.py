@@ -14,3 +14,4 @@ from .autograd import enable_grad, is_grad_enabled, no_grad, set_grad_enabled  #
 from .functions import *  # noqa: F401,F403
 from . import modules  # noqa: E402  (layers on top of the tensor and its operators)
 from .modules import *  # noqa: F401,F403
+from . import init, optim  # noqa: F401,E402  (initializers and optimizers use the layers)

@@ -1,0 +1,136 @@
+"""te declarations of the optimizers' fused updates, and their CPU schedule.
+
+Each declaration takes the flattened parameter, its gradient, the optimizer's state buffers
+for it and a small vector ``h`` of hyper-parameters, and returns the new parameter and the new
+state buffers as the outputs of ONE compute: one loop reads every input once and writes every
+output once. The hyper-parameters that a scheduler or the step count changes (the learning
+rate, Adam's bias corrections, ...) come in ``h`` at run time, so a kernel is compiled once
+per shape and dtype; only the choices that change the arithmetic (maximize, weight decay on or
+off, nesterov, amsgrad, centered, momentum) are compile-time keywords.
+
+    declaration      inputs (then h)                      outputs
+    ---------------  -----------------------------------  ------------------------------------
+    sgd_update       p, g [, momentum_buffer]             p [, momentum_buffer]
+    adam_update      p, g, exp_avg, exp_avg_sq            p, exp_avg, exp_avg_sq
+                     [, max_exp_avg_sq]                   [, max_exp_avg_sq]
+    adagrad_update   p, g, sum                            p, sum
+    rmsprop_update   p, g, square_avg [, momentum_buffer] p, square_avg [, momentum_buffer]
+                     [, grad_avg]                         [, grad_avg]
+
+``h`` holds, in order: sgd (-lr, weight_decay, momentum applied to the buffer, 1 - dampening,
+momentum); adam (-lr / bias_correction1, 1 - beta1, beta2, 1 - beta2, sqrt(bias_correction2),
+eps, weight_decay, 1 - lr * weight_decay); adagrad (-clr, weight_decay, eps); rmsprop (-lr,
+alpha, 1 - alpha, eps, weight_decay, momentum). The arithmetic follows PyTorch's single-tensor
+implementations operation by operation (``addcdiv`` as ``p + value * (a / b)``, ``lerp`` as
+``a + w * (b - a)``).
+"""
+from __future__ import annotations
+
+import te
+from te import dtypes
+
+from . import cpu
+from .cpu_util import num_elements, schedule_rows
+
+__all__ = ["sgd_update", "adam_update", "adagrad_update", "rmsprop_update",
+           "schedule_update"]
+
+
+def _gradient(p, g, i, h, weight_decay_at, maximize, weight_decay):
+    """The gradient as the update sees it: negated to maximize, plus L2 weight decay."""
+    grad = -g[i] if maximize else g[i]
+    if weight_decay:
+        grad = grad + h[weight_decay_at] * p[i]
+    return grad
+
+
+def sgd_update(p, g, *rest, weight_decay=False, momentum=False, nesterov=False,
+               maximize=False):
+    """SGD: ``buf = momentum * buf + (1 - dampening) * g``; ``p += -lr * (g + momentum * buf
+    if nesterov else buf)``. The first step passes a zero buffer, momentum 0 and 1 - dampening
+    1, so the buffer becomes the gradient itself, as PyTorch's ``clone``."""
+    h = rest[-1]
+
+    def body(i):
+        grad = _gradient(p, g, i, h, 1, maximize, weight_decay)
+        if not momentum:
+            return (p[i] + h[0] * grad,)
+        buf = rest[0][i] * h[2] + grad * h[3]
+        step = grad + h[4] * buf if nesterov else buf
+        return p[i] + h[0] * step, buf
+    return _outputs(p, body, "sgd_update")
+
+
+def adam_update(p, g, exp_avg, exp_avg_sq, *rest, weight_decay="none", amsgrad=False,
+                maximize=False):
+    """Adam and AdamW: ``weight_decay`` is "none", "l2" (Adam: added to the gradient) or
+    "decoupled" (AdamW: the parameter is first scaled by 1 - lr * weight_decay)."""
+    h = rest[-1]
+
+    def body(i):
+        grad = _gradient(p, g, i, h, 6, maximize, weight_decay == "l2")
+        param = p[i] * h[7] if weight_decay == "decoupled" else p[i]
+        m = exp_avg[i] + h[1] * (grad - exp_avg[i])
+        v = exp_avg_sq[i] * h[2] + h[3] * grad * grad
+        outs = [m, v]
+        if amsgrad:
+            v = te.max(rest[0][i], v)
+            outs.append(v)
+        denom = te.sqrt(v) / h[4] + h[5]
+        return (param + h[0] * (m / denom), *outs)
+    return _outputs(p, body, "adam_update")
+
+
+def adagrad_update(p, g, state_sum, h, *, weight_decay=False, maximize=False):
+    """Adagrad: ``sum += g * g``; ``p += -clr * g / (sqrt(sum) + eps)``."""
+    def body(i):
+        grad = _gradient(p, g, i, h, 1, maximize, weight_decay)
+        total = state_sum[i] + grad * grad
+        return p[i] + h[0] * (grad / (te.sqrt(total) + h[2])), total
+    return _outputs(p, body, "adagrad_update")
+
+
+def rmsprop_update(p, g, square_avg, *rest, weight_decay=False, momentum=False,
+                   centered=False, maximize=False):
+    """RMSprop: ``square_avg = alpha * square_avg + (1 - alpha) * g * g``; centered, the
+    running mean of g is subtracted under the root; with momentum the step goes through a
+    buffer."""
+    h = rest[-1]
+
+    def body(i):
+        grad = _gradient(p, g, i, h, 4, maximize, weight_decay)
+        sq = square_avg[i] * h[1] + h[2] * grad * grad
+        outs = [sq]
+        if centered:
+            mean = rest[-2][i] + h[2] * (grad - rest[-2][i])
+            avg = te.sqrt(sq - mean * mean) + h[3]
+        else:
+            avg = te.sqrt(sq) + h[3]
+        if momentum:
+            buf = rest[0][i] * h[5] + grad / avg
+            outs.append(buf)
+            new = p[i] + h[0] * buf
+        else:
+            new = p[i] + h[0] * (grad / avg)
+        if centered:
+            outs.append(mean)
+        return (new, *outs)
+    return _outputs(p, body, "rmsprop_update")
+
+
+def _outputs(p, body, name):
+    """All outputs of ``body`` from one compute (a tuple, also for a single output)."""
+    result = te.compute(p.shape, body, name=name, tag="elemwise")
+    return tuple(result) if isinstance(result, list) else (result,)
+
+
+def schedule_update(outs):
+    """One loop over the (1-d) outputs: 16-lane vectors, parallel when large, streaming
+    stores when the outputs are much larger than the caches (as ``cpu.schedule_injective``)."""
+    outs = list(outs) if isinstance(outs, (list, tuple)) else [outs]
+    s = te.create_schedule(outs[0].op)
+    outer, _ = schedule_rows(s, outs[0], list(s[outs[0]].op.axis))
+    total = num_elements(outs[0].shape)
+    if outer is not None and total * dtypes.bits(outs[0].dtype) // 8 >= cpu.STREAM_BYTES:
+        s[outs[0]].pragma(outer, "nontemporal")
+    return s
