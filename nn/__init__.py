@@ -14,4 +14,5 @@ from .autograd import enable_grad, is_grad_enabled, no_grad, set_grad_enabled  #
 from .functions import *  # noqa: F401,F403
 from . import modules  # noqa: E402  (layers on top of the tensor and its operators)
 from .modules import *  # noqa: F401,F403
-from . import init, optim  # noqa: F401,E402  (initializers and optimizers use the layers)
+from . import data, datasets, init, optim  # noqa: F401,E402  (they build on the layers)
+from .serialization import load, save  # noqa: F401,E402

@@ -2,10 +2,12 @@
 whose forward and backward run compiled te kernels (declared in ``nn/ops``).
 
 The torch-level names (``nn.add``, ``nn.cat``...), the ``nn.functional`` names and the
-methods of ``nn.Tensor`` all come from here.
+methods of ``nn.Tensor`` all come from here. Some operators have the name of their theme's
+module (``dropout``, ``norm``): as attributes of this package the operators win, the modules
+are in ``THEMES``.
 """
-from . import (activation, conv, dropout, elementwise, index, linalg, loss, norm, pool, reduce,
-               shape, sparse)
+import importlib
+
 from .base import broadcast_shape, kernel_calls, result_type, to_device  # noqa: F401
 from .activation import *  # noqa: F401,F403
 from .conv import *  # noqa: F401,F403
@@ -20,6 +22,7 @@ from .reduce import *  # noqa: F401,F403
 from .shape import *  # noqa: F401,F403
 from .sparse import *  # noqa: F401,F403
 
-THEMES = (activation, conv, dropout, elementwise, index, linalg, loss, norm, pool, reduce, shape,
-          sparse)
+THEMES = tuple(importlib.import_module(f"{__name__}.{theme}") for theme in (
+    "activation", "conv", "dropout", "elementwise", "index", "linalg", "loss", "norm", "pool",
+    "reduce", "shape", "sparse"))
 __all__ = [name for module in THEMES for name in module.__all__]
