@@ -482,7 +482,8 @@ class Tensor:
 # ``nn.clamp(x, 0, 1)``. In-place forms (``x.clamp_(0, 1)``) compute out of place, then write
 # the result into this tensor's storage (see ``Tensor._inplace``).
 METHODS = """
-    add sub mul div true_divide neg negative pow matmul mm bmm lt le gt ge eq ne
+    add sub mul div true_divide neg negative pow matmul mm bmm mv dot outer addmm
+    lt le gt ge eq ne
     less less_equal greater greater_equal equal not_equal
     exp exp2 log log2 log10 log1p expm1 sqrt rsqrt square abs sign sin cos tan asin acos atan
     sinh cosh erf reciprocal floor ceil round trunc frac sigmoid tanh relu clamp clip
@@ -819,9 +820,9 @@ def randint(low=0, high=None, size=None, generator=None, dtype=None, device=None
 
 def randint_like(input, low=0, high=None, dtype=None, device=None,
                  requires_grad=False) -> Tensor:
-    device = input.device if device is None else device
     """``randint`` with the shape (and dtype) of ``input``: ``randint_like(input, high)`` or
     ``randint_like(input, low, high)``."""
+    device = input.device if device is None else device
     if high is None:
         low, high = 0, low
     return _integers(low, high, input.shape, dtype or input.dtype, None, device,

@@ -1,56 +1,165 @@
-"""Matrix products: ``matmul`` with PyTorch's rules for vectors and batch axes."""
-from __future__ import annotations
+"""Matrix products: ``mm``, ``bmm``, ``matmul`` (PyTorch's rules for vectors and batch axes),
+``linear`` (one fused dense-with-bias kernel), ``bilinear``, ``addmm``, ``mv``, ``dot``, ``outer``.
 
+The backward of a product never copies an operand transposed: for matrices ``g @ B^T`` is a
+``dense`` kernel (which reads B's rows along k) and ``A^T @ g`` a ``matmul_tn`` kernel (which
+reads A's columns in place); batched products read either operand transposed in place.
+Backward functions are written in these differentiable operators, so ``create_graph=True``
+differentiates them again.
+"""
+from __future__ import annotations
 
 import numpy as np
 
-from nn.ops import cpu
+from nn.ops import cpu, cpu_matmul
 
-from .base import (Op, _kernel,
-                   _operands, _sum_to, broadcast_shape)
+from .base import Op, _kernel, _operands, _sum_to, broadcast_shape
 
-
-__all__ = ['matmul']
+__all__ = ["mm", "bmm", "matmul", "linear", "bilinear", "addmm", "mv", "dot", "outer"]
 
 
-def _batched(x, batch):
-    """``x`` (..., M, K) as a 3-d array over the flattened ``batch`` (1 when it broadcasts)."""
-    if int(np.prod(x.shape[:-2])) == 1:
-        return x.reshape((1,) + x.shape[-2:])
-    return np.broadcast_to(x, batch + x.shape[-2:]).reshape((-1,) + x.shape[-2:])
+def _dims(shape):
+    return "x".join(map(str, shape))
+
+
+def _same_dtype(a, b, what):
+    if a.dtype != b.dtype:
+        raise RuntimeError(f"{what}: expected both operands to have the same dtype, but got "
+                           f"{a.dtype} and {b.dtype}")
 
 
 class Mm(Op):
-    """The product of two matrices (``Bmm`` for stacks of them)."""
+    """``a @ b`` for two matrices."""
 
     @staticmethod
     def forward(ctx, a, b):
         ctx.save_for_backward(a, b)
-        (m, k), (k2, n) = a.shape[-2:], b.shape[-2:]
-        if k != k2:
-            raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied "
-                               f"({'x'.join(map(str, a.shape))} and "
-                               f"{'x'.join(map(str, b.shape))})")
-        if a.ndim == b.ndim == 2:
-            return _kernel(cpu.matmul, a._data, b._data, out_shape=(m, n))
-        batch = broadcast_shape(a.shape[:-2], b.shape[:-2])
-        return _kernel(cpu.batch_matmul, _batched(a._data, batch), _batched(b._data, batch),
-                       out_shape=batch + (m, n))
+        return _kernel(cpu.matmul, a._data, b._data, out_shape=(a.shape[0], b.shape[1]))
 
     @staticmethod
     def backward(ctx, g):
         a, b = ctx.saved_tensors
         need = ctx.needs_input_grad
-        return (_sum_to(g @ b.transpose(-1, -2), a.shape) if need[0] else None,
-                _sum_to(a.transpose(-1, -2) @ g, b.shape) if need[1] else None)
+        return (Addmm.apply(g, b, None) if need[0] else None,      # g @ b^T
+                MmTN.apply(a, g) if need[1] else None)             # a^T @ g
 
 
-class Bmm(Mm):
-    """Batched matrix product: the code of ``Mm``, the node name of PyTorch's ``bmm``."""
+class MmTN(Op):
+    """``a^T @ b`` with ``a`` read transposed in place (the weight gradient of ``linear``)."""
+
+    @staticmethod
+    def forward(ctx, a, b):
+        ctx.save_for_backward(a, b)
+        return _kernel(cpu_matmul.matmul_tn, a._data, b._data, out_shape=(a.shape[1], b.shape[1]),
+                       schedule=cpu_matmul.schedule_matmul)
+
+    @staticmethod
+    def backward(ctx, g):
+        a, b = ctx.saved_tensors
+        need = ctx.needs_input_grad
+        return (Addmm.apply(b, g, None) if need[0] else None,      # b @ g^T
+                Mm.apply(a, g) if need[1] else None)
 
 
-def matmul(a, b):
+class Addmm(Op):
+    """``x @ weight^T + bias`` in one ``dense`` kernel, for x (M, K), weight (N, K), bias (N,)
+    or None (named as the node of PyTorch's linear)."""
+
+    @staticmethod
+    def forward(ctx, x, weight, bias):
+        ctx.save_for_backward(x, weight)
+        arrays = (x._data, weight._data) + (() if bias is None else (bias._data,))
+        return _kernel(cpu.dense, *arrays, out_shape=(x.shape[0], weight.shape[0]))
+
+    @staticmethod
+    def backward(ctx, g):
+        x, weight = ctx.saved_tensors
+        need = ctx.needs_input_grad
+        return (Mm.apply(g, weight) if need[0] else None,
+                MmTN.apply(g, x) if need[1] else None,
+                g.sum(0) if need[2] else None)
+
+
+def _batched(x, batch):
+    """``x`` (..., M, K) as a 3-d array over the flattened ``batch`` (1 when it broadcasts).
+
+    Only a batch that really broadcasts is expanded (by numpy, so on the CPU); the others are
+    reshaped in place, which GPU arrays allow too."""
+    if int(np.prod(x.shape[:-2])) == 1:
+        return x.reshape((1,) + x.shape[-2:])
+    if tuple(x.shape[:-2]) == tuple(batch):
+        return x.reshape((-1,) + x.shape[-2:])
+    return np.broadcast_to(x, batch + x.shape[-2:]).reshape((-1,) + x.shape[-2:])
+
+
+class Bmm(Op):
+    """Batched ``op(a) @ op(b)``, ``op`` a transpose where ``ta`` / ``tb`` say (read in place
+    by the kernel); batch axes broadcast (a batch of 1 is read once)."""
+
+    @staticmethod
+    def forward(ctx, a, b, ta=False, tb=False):
+        ctx.save_for_backward(a, b)
+        ctx.transposed = (ta, tb)
+        m = a.shape[-1] if ta else a.shape[-2]
+        n = b.shape[-2] if tb else b.shape[-1]
+        batch = broadcast_shape(a.shape[:-2], b.shape[:-2])
+        return _kernel(cpu.batch_matmul, _batched(a._data, batch), _batched(b._data, batch),
+                       out_shape=batch + (m, n), transpose_a=ta, transpose_b=tb)
+
+    @staticmethod
+    def backward(ctx, g):
+        a, b = ctx.saved_tensors
+        ta, tb = ctx.transposed
+        need = ctx.needs_input_grad
+        ga = gb = None
+        if need[0]:         # d op(a) = g @ op(b)^T; transposed back when ta
+            ga = _sum_to(Bmm.apply(b, g, tb, True) if ta else Bmm.apply(g, b, False, not tb),
+                         a.shape)
+        if need[1]:         # d op(b) = op(a)^T @ g; transposed back when tb
+            gb = _sum_to(Bmm.apply(g, a, True, ta) if tb else Bmm.apply(a, g, not ta, False),
+                         b.shape)
+        return ga, gb, None, None
+
+
+def _check_inner(a_shape, b_shape, shown_a, shown_b):
+    if a_shape[-1] != b_shape[-2]:
+        raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({_dims(shown_a)} and "
+                           f"{_dims(shown_b)})")
+
+
+def mm(input, mat2):
+    """The product of two matrices (2-d tensors; ``matmul`` broadcasts, ``mm`` does not)."""
+    if input.ndim != 2:
+        raise RuntimeError(f"self must be a matrix (a 2-D tensor), got a {input.ndim}-D tensor "
+                           f"of shape {list(input.shape)}")
+    if mat2.ndim != 2:
+        raise RuntimeError(f"mat2 must be a matrix (a 2-D tensor), got a {mat2.ndim}-D tensor "
+                           f"of shape {list(mat2.shape)}")
+    _check_inner(input.shape, mat2.shape, input.shape, mat2.shape)
+    _same_dtype(input, mat2, "mm")
+    return Mm.apply(input, mat2)
+
+
+def bmm(input, mat2):
+    """The products of two stacks of matrices, (b, n, m) @ (b, m, p) -> (b, n, p)."""
+    for name, t in (("batch1", input), ("batch2", mat2)):
+        if t.ndim != 3:
+            raise RuntimeError(f"{name} must be a 3D tensor, got a {t.ndim}-D tensor of shape "
+                               f"{list(t.shape)}")
+    if input.shape[0] != mat2.shape[0]:
+        raise RuntimeError(f"batch1 and batch2 must have same number of batches, got "
+                           f"{input.shape[0]} and {mat2.shape[0]}")
+    if input.shape[2] != mat2.shape[1]:
+        raise RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: "
+                           f"[{input.shape[0]}, {input.shape[2]}] but got: "
+                           f"[{mat2.shape[0]}, {mat2.shape[1]}].")
+    _same_dtype(input, mat2, "bmm")
+    return Bmm.apply(input, mat2, False, False)
+
+
+def matmul(input, other):
     """Matrix product with PyTorch's rules: 1-d operands are vectors, batch axes broadcast."""
+    a, b = input, other
     if a.ndim == 0 or b.ndim == 0:
         raise RuntimeError("both arguments to matmul need to be at least 1D, but they are "
                            f"{a.ndim}D and {b.ndim}D")
@@ -60,4 +169,97 @@ def matmul(a, b):
             out = out.squeeze(-1)
         return out.squeeze(-2 if b.ndim > 1 else -1) if a.ndim == 1 else out
     a, b = _operands(a, b)
-    return (Mm if a.ndim == b.ndim == 2 else Bmm).apply(a, b)
+    _check_inner(a.shape, b.shape, a.shape, b.shape)
+    if a.ndim == b.ndim == 2:
+        return Mm.apply(a, b)
+    return Bmm.apply(a, b, False, False)
+
+
+def linear(input, weight, bias=None):
+    """``input @ weight^T + bias`` over the last axis of ``input`` (``*, in_features``), for
+    weight (out_features, in_features): one fused kernel forward."""
+    if weight.ndim != 2:
+        raise RuntimeError(f"linear(): weight must be a 2-D tensor (out_features, in_features), "
+                           f"got shape {list(weight.shape)}")
+    if input.ndim == 0:
+        raise RuntimeError("linear(): input must be at least 1-D, got a 0-D tensor")
+    out_features, in_features = weight.shape
+    if input.shape[-1] != in_features:
+        rows = int(np.prod(input.shape[:-1], dtype=np.int64))
+        raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({rows}x"
+                           f"{input.shape[-1]} and {in_features}x{out_features})")
+    _same_dtype(input, weight, "linear")
+    if bias is not None:
+        if bias.shape != (out_features,):
+            raise RuntimeError(f"linear(): bias must have shape ({out_features},) to match "
+                               f"weight {list(weight.shape)}, got {list(bias.shape)}")
+        _same_dtype(input, bias, "linear")
+    x = input.reshape((-1, in_features)) if input.ndim != 2 else input
+    out = Addmm.apply(x, weight, bias)
+    return out if input.ndim == 2 else out.reshape(input.shape[:-1] + (out_features,))
+
+
+def bilinear(input1, input2, weight, bias=None):
+    """``y[..., o] = input1[..., i] weight[o, i, j] input2[..., j] + bias[o]``: one dense
+    kernel computes ``weight @ input2``, then a product and a sum over i."""
+    if input1.ndim != input2.ndim:
+        raise RuntimeError(f"bilinear(): input dimensions do not match: got {input1.ndim} and "
+                           f"{input2.ndim}")
+    if input1.shape[:-1] != input2.shape[:-1]:
+        raise RuntimeError(f"bilinear(): input batch dimensions do not match: got "
+                           f"{list(input1.shape[:-1])} and {list(input2.shape[:-1])}")
+    if weight.ndim != 3:
+        raise RuntimeError(f"bilinear(): weight must be 3-D (out_features, in1_features, "
+                           f"in2_features), got shape {list(weight.shape)}")
+    out_features, in1, in2 = weight.shape
+    if input1.shape[-1] != in1:
+        raise RuntimeError(f"bilinear(): input1 size does not match weight size: got "
+                           f"{input1.shape[-1]} but expected {in1}")
+    if input2.shape[-1] != in2:
+        raise RuntimeError(f"bilinear(): input2 size does not match weight size: got "
+                           f"{input2.shape[-1]} but expected {in2}")
+    if bias is not None and bias.shape != (out_features,):
+        raise RuntimeError(f"bilinear(): bias size does not match weight size: got "
+                           f"{list(bias.shape)} but expected [{out_features}]")
+    u = linear(input2, weight.reshape((out_features * in1, in2)))
+    u = u.reshape(input2.shape[:-1] + (out_features, in1))
+    out = (u * input1.unsqueeze(-2)).sum(-1)
+    return out if bias is None else out + bias
+
+
+def addmm(input, mat1, mat2, *, beta=1, alpha=1):
+    """``beta * input + alpha * (mat1 @ mat2)``; ``input`` broadcasts to the product."""
+    product = mm(mat1, mat2)
+    if alpha != 1:
+        product = product * alpha
+    if beta == 0:           # as PyTorch: input is ignored (nan and inf in it do not propagate)
+        return product
+    return product + (input if beta == 1 else input * beta)
+
+
+def mv(input, vec):
+    """The product of a matrix and a vector."""
+    if input.ndim != 2 or vec.ndim != 1:
+        raise RuntimeError(f"vector + matrix @ vector expected, got {input.ndim}, {vec.ndim}")
+    return mm(input, vec.unsqueeze(1)).squeeze(1)
+
+
+def dot(input, other):
+    """The inner product of two 1-d tensors of the same size."""
+    if input.ndim != 1 or other.ndim != 1:
+        raise RuntimeError(f"1D tensors expected, but got {input.ndim}D and {other.ndim}D "
+                           "tensors")
+    if input.shape != other.shape:
+        raise RuntimeError(f"inconsistent tensor size, expected tensor [{input.shape[0]}] and "
+                           f"src [{other.shape[0]}] to have the same number of elements, but "
+                           "got different sizes")
+    _same_dtype(input, other, "dot")
+    return mm(input.unsqueeze(0), other.unsqueeze(1)).reshape(())
+
+
+def outer(input, vec2):
+    """The outer product of two 1-d tensors."""
+    if input.ndim != 1 or vec2.ndim != 1:
+        raise RuntimeError(f"outer: expected 1-D tensors, got {input.ndim}-D and "
+                           f"{vec2.ndim}-D")
+    return input.unsqueeze(1) * vec2.unsqueeze(0)

@@ -1,13 +1,15 @@
-"""Containers of modules: Sequential, ModuleList, ModuleDict (PyTorch's)."""
+"""Containers, as PyTorch's: Sequential, ModuleList and ModuleDict of modules; ParameterList
+and ParameterDict of parameters (tensors put in them become Parameters)."""
 from __future__ import annotations
 
 import collections
 import collections.abc
 import operator
 
-from .module import Module, _addindent
+from ..tensor import Tensor
+from .module import Module, Parameter, _addindent
 
-__all__ = ["Sequential", "ModuleList", "ModuleDict"]
+__all__ = ["Sequential", "ModuleList", "ModuleDict", "ParameterList", "ParameterDict"]
 
 
 def _index(idx, size):
@@ -85,6 +87,12 @@ class Sequential(Module):
             self.add_module(str(i), m)
         return self
 
+    def pop(self, key):
+        """Remove the module at index ``key`` (the rest are renumbered) and return it."""
+        module = self[key]
+        del self[key]
+        return module
+
     def forward(self, input):
         for module in self:
             input = module(input)
@@ -135,11 +143,18 @@ class ModuleList(Module):
         return self
 
     def insert(self, index, module):
+        """Insert ``module`` before ``index`` (list.insert's rule for indices out of range)."""
         modules = list(self._modules.values())
         modules.insert(index, module)
         self._modules = collections.OrderedDict()
         for i, m in enumerate(modules):
             self.add_module(str(i), m)
+
+    def pop(self, key):
+        """Remove the module at index ``key`` (the rest are renumbered) and return it."""
+        module = self[key]
+        del self[key]
+        return module
 
     def __repr__(self):
         """Runs of equal modules print once, as PyTorch's ``(0-2): 3 x Linear(...)``."""
@@ -218,3 +233,178 @@ class ModuleDict(Module):
                             "pairs, but got " + type(modules).__name__)
         for key, module in items:
             self[key] = module
+
+
+def _tensor_repr(value):
+    """A ParameterList/Dict entry as PyTorch prints it: kind, dtype and size, not values."""
+    if isinstance(value, Tensor):
+        kind = "Parameter" if isinstance(value, Parameter) else "Tensor"
+        size = "x".join(str(n) for n in value.shape)
+        return f"{kind} containing: [{value.dtype} of size {size}]"
+    return f"Object of type: {type(value).__name__}"
+
+
+def _as_parameter(value):
+    """Tensors stored in a ParameterList/Dict become Parameters (on the same storage)."""
+    if isinstance(value, Tensor) and not isinstance(value, Parameter):
+        return Parameter(value)
+    return value
+
+
+class ParameterList(Module):
+    """A list of parameters, registered under "0", "1", ... (so ``parameters()`` and
+    ``state_dict`` see them); other objects may be stored too, as PyTorch allows."""
+
+    def __init__(self, values=None):
+        super().__init__()
+        self._size = 0
+        if values is not None:
+            self += values
+
+    def __getitem__(self, idx):
+        if isinstance(idx, slice):
+            return type(self)([self[i] for i in range(len(self))[idx]])
+        return getattr(self, str(_index(idx, len(self))))
+
+    def __setitem__(self, idx, param):
+        setattr(self, str(_index(idx, len(self))), _as_parameter(param))
+
+    def __setattr__(self, name, value):
+        if isinstance(value, Parameter) or name.isdigit():
+            value = _as_parameter(value)
+        super().__setattr__(name, value)
+
+    def __len__(self):
+        return self._size
+
+    def __iter__(self):
+        return (self[i] for i in range(len(self)))
+
+    def __iadd__(self, parameters):
+        return self.extend(parameters)
+
+    def append(self, value):
+        """Add ``value`` at the end (a tensor becomes a Parameter); returns self."""
+        self._size += 1
+        self[len(self) - 1] = value
+        return self
+
+    def extend(self, values):
+        if not isinstance(values, collections.abc.Iterable) or isinstance(values, Tensor):
+            raise TypeError("ParameterList.extend should be called with an iterable, but got "
+                            + type(values).__name__)
+        for value in values:
+            self.append(value)
+        return self
+
+    def extra_repr(self):
+        return "\n".join(f"  ({k}): {_tensor_repr(p)}" for k, p in enumerate(self))
+
+    def __call__(self, *args, **kwargs):
+        raise RuntimeError("ParameterList should not be called.")
+
+
+class ParameterDict(Module):
+    """A dict of parameters, registered under their (string) keys in insertion order."""
+
+    def __init__(self, parameters=None):
+        super().__init__()
+        self._keys = {}
+        if parameters is not None:
+            self.update(parameters)
+
+    def _key(self, key):
+        if not isinstance(key, str):
+            raise TypeError(f"ParameterDict keys must be strings, got {type(key).__name__}")
+        return key
+
+    def __getitem__(self, key):
+        if key not in self._keys:
+            raise KeyError(key)
+        return getattr(self, key)
+
+    def __setitem__(self, key, value):
+        self._keys[self._key(key)] = None
+        setattr(self, key, _as_parameter(value))
+
+    def __delitem__(self, key):
+        del self._keys[key]
+        delattr(self, key)
+
+    def __len__(self):
+        return len(self._keys)
+
+    def __iter__(self):
+        return iter(self._keys)
+
+    def __reversed__(self):
+        return reversed(list(self._keys))
+
+    def __contains__(self, key):
+        return key in self._keys
+
+    def keys(self):
+        return self._keys.keys()
+
+    def items(self):
+        return ((k, self[k]) for k in self._keys)
+
+    def values(self):
+        return (self[k] for k in self._keys)
+
+    def get(self, key, default=None):
+        return self[key] if key in self else default
+
+    def setdefault(self, key, default=None):
+        if key not in self:
+            self[key] = default
+        return self[key]
+
+    def pop(self, key):
+        value = self[key]
+        del self[key]
+        return value
+
+    def popitem(self):
+        """Remove and return the last (key, parameter) pair."""
+        key = next(reversed(self))
+        return key, self.pop(key)
+
+    def clear(self):
+        for key in list(self._keys):
+            del self[key]
+
+    def copy(self):
+        """A new ParameterDict with the same parameters (not copies of them)."""
+        return ParameterDict(collections.OrderedDict((k, self[k]) for k in self._keys))
+
+    def fromkeys(self, keys, default=None):
+        return ParameterDict((k, default) for k in keys)
+
+    def update(self, values):
+        """Add ``values``: a mapping, or an iterable of (key, parameter) pairs."""
+        if isinstance(values, collections.abc.Mapping):
+            items = values.items()
+        elif isinstance(values, collections.abc.Iterable):
+            items = []
+            for j, pair in enumerate(values):
+                if not isinstance(pair, collections.abc.Iterable) or len(pair) != 2:
+                    raise ValueError(f"ParameterDict update sequence element #{j} should be an "
+                                     "iterable of length 2")
+                items.append(pair)
+        else:
+            raise TypeError("ParametersDict.update should be called with an iterable of "
+                            "key/value pairs, but got " + type(values).__name__)
+        for key, value in items:
+            self[key] = value
+
+    def __or__(self, other):
+        merged = self.copy()
+        merged.update(other)
+        return merged
+
+    def extra_repr(self):
+        return "\n".join(f"  ({k}): {_tensor_repr(p)}" for k, p in self.items())
+
+    def __call__(self, *args, **kwargs):
+        raise RuntimeError("ParameterDict should not be called.")

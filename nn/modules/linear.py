@@ -1,35 +1,28 @@
-"""Identity and Linear, with PyTorch's default initialization."""
+"""Identity, Linear, Bilinear and LazyLinear, with PyTorch's default initialization."""
 from __future__ import annotations
 
 import math
 
 import numpy as np
 
-from ..tensor import Tensor, rand
-from .module import Module, Parameter
+from .. import functions as F, init
+from ..device import move
+from ..tensor import Tensor, _check_device, dtype_name
+from .module import Module, Parameter, UninitializedParameter
 
-__all__ = ["Identity", "Linear"]
-
-
-def _uniform_(tensor: Tensor, low: float, high: float) -> Tensor:
-    """Fill ``tensor`` in place from U(low, high), drawn from nn's generator (manual_seed)."""
-    draw = rand(tensor.shape, dtype="float64")._data
-    np.copyto(tensor._data, low + (high - low) * draw, casting="unsafe")
-    return tensor
+__all__ = ["Identity", "Linear", "Bilinear", "LazyLinear"]
 
 
-def _fan_in(tensor: Tensor) -> int:
-    if tensor.ndim < 2:
-        raise ValueError("Fan in and fan out can not be computed for tensor with fewer than 2 "
-                         "dimensions")
-    return tensor.shape[1] * int(np.prod(tensor.shape[2:], dtype=np.int64))
+def _features(layer, **sizes):
+    for name, n in sizes.items():
+        if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 0:
+            raise ValueError(f"{layer}: {name} must be a non-negative int, got {n!r}")
 
 
-def _kaiming_uniform_(tensor: Tensor, a: float) -> Tensor:
-    """PyTorch's kaiming_uniform_(mode="fan_in", nonlinearity="leaky_relu")."""
-    gain = math.sqrt(2.0 / (1 + a * a))
-    bound = math.sqrt(3.0) * gain / math.sqrt(_fan_in(tensor)) if _fan_in(tensor) else 0.0
-    return _uniform_(tensor, -bound, bound)
+def _parameter(shape, device, dtype):
+    """A Parameter of ``shape`` on ``device`` with unset values (reset_parameters fills it)."""
+    data = np.empty(shape, dtype_name(dtype or "float32"))
+    return Parameter(Tensor(move(data, _check_device(device))))
 
 
 class Identity(Module):
@@ -49,29 +42,110 @@ class Linear(Module):
     U(-1/sqrt(in_features), 1/sqrt(in_features)), and bias from the same range.
     """
 
-    def __init__(self, in_features, out_features, bias=True, dtype=None):
+    def __init__(self, in_features, out_features, bias=True, device=None, dtype=None):
         super().__init__()
-        dtype = np.dtype(dtype or "float32").name
+        _features(type(self).__name__, in_features=in_features, out_features=out_features)
         self.in_features = in_features
         self.out_features = out_features
-        self.weight = Parameter(np.empty((out_features, in_features), dtype=dtype))
+        self.weight = _parameter((out_features, in_features), device, dtype)
         if bias:
-            self.bias = Parameter(np.empty((out_features,), dtype=dtype))
+            self.bias = _parameter((out_features,), device, dtype)
         else:
             self.register_parameter("bias", None)
         self.reset_parameters()
 
     def reset_parameters(self):
-        _kaiming_uniform_(self.weight, a=math.sqrt(5))
+        init.kaiming_uniform_(self.weight, a=math.sqrt(5))
         if self.bias is not None:
-            fan_in = _fan_in(self.weight)
+            fan_in, _ = init._calculate_fan_in_and_fan_out(self.weight)
             bound = 1 / math.sqrt(fan_in) if fan_in > 0 else 0.0
-            _uniform_(self.bias, -bound, bound)
+            init.uniform_(self.bias, -bound, bound)
 
     def forward(self, input):
-        out = input @ self.weight.t()
-        return out if self.bias is None else out + self.bias
+        return F.linear(input, self.weight, self.bias)
 
     def extra_repr(self):
         return (f"in_features={self.in_features}, out_features={self.out_features}, "
                 f"bias={self.bias is not None}")
+
+
+class Bilinear(Module):
+    """``y = x1^T A x2 + b`` per output feature; weight is (out, in1, in2).
+
+    Initialized as PyTorch's: weight and bias from U(-1/sqrt(in1), 1/sqrt(in1)).
+    """
+
+    def __init__(self, in1_features, in2_features, out_features, bias=True, device=None,
+                 dtype=None):
+        super().__init__()
+        _features("Bilinear", in1_features=in1_features, in2_features=in2_features,
+                  out_features=out_features)
+        self.in1_features = in1_features
+        self.in2_features = in2_features
+        self.out_features = out_features
+        self.weight = _parameter((out_features, in1_features, in2_features), device, dtype)
+        if bias:
+            self.bias = _parameter((out_features,), device, dtype)
+        else:
+            self.register_parameter("bias", None)
+        self.reset_parameters()
+
+    def reset_parameters(self):
+        bound = 1 / math.sqrt(self.weight.shape[1]) if self.weight.shape[1] else 0.0
+        init.uniform_(self.weight, -bound, bound)
+        if self.bias is not None:
+            init.uniform_(self.bias, -bound, bound)
+
+    def forward(self, input1, input2):
+        return F.bilinear(input1, input2, self.weight, self.bias)
+
+    def extra_repr(self):
+        return (f"in1_features={self.in1_features}, in2_features={self.in2_features}, "
+                f"out_features={self.out_features}, bias={self.bias is not None}")
+
+
+class LazyLinear(Linear):
+    """A Linear whose ``in_features`` is the size of the last axis of its first input.
+
+    Until that first call (or a ``load_state_dict``) its parameters are
+    ``UninitializedParameter``s, which refuse to be used; then they are materialized and
+    initialized as Linear's, and the module becomes a ``Linear``, as PyTorch's does.
+    """
+    cls_to_become = Linear
+
+    def __init__(self, out_features, bias=True, device=None, dtype=None):
+        Module.__init__(self)
+        _features("LazyLinear", out_features=out_features)
+        self.in_features = 0
+        self.out_features = out_features
+        self.weight = UninitializedParameter(device=device, dtype=dtype)
+        if bias:
+            self.bias = UninitializedParameter(device=device, dtype=dtype)
+        else:
+            self.register_parameter("bias", None)
+
+    def has_uninitialized_params(self):
+        return any(isinstance(p, UninitializedParameter) for p in self._parameters.values())
+
+    def reset_parameters(self):
+        if not self.has_uninitialized_params() and self.in_features:
+            super().reset_parameters()
+
+    def initialize_parameters(self, input):
+        """Materialize the parameters for ``input``'s last axis and initialize them."""
+        if self.has_uninitialized_params():
+            if input.ndim == 0:
+                raise RuntimeError("LazyLinear: the input must be at least 1-D to infer "
+                                   "in_features, got a 0-D tensor")
+            self.in_features = input.shape[-1]
+            self.weight.materialize((self.out_features, self.in_features))
+            if self.bias is not None:
+                self.bias.materialize((self.out_features,))
+            self.reset_parameters()
+        else:               # loaded from a state_dict: the weight knows in_features
+            self.in_features = self.weight.shape[1]
+
+    def forward(self, input):
+        self.initialize_parameters(input)
+        self.__class__ = self.cls_to_become
+        return self.forward(input)

@@ -3,7 +3,10 @@
 A Module registers the Parameters, buffers and submodules assigned to its attributes, in
 insertion order, so that ``named_parameters`` and ``state_dict`` name them with PyTorch's dotted
 keys (``0.weight``, ``encoder.layers.1.bias``). Calling a module runs its forward pre-hooks,
-``forward`` and its forward hooks.
+``forward`` and its forward hooks; with full backward hooks registered, identity autograd
+Functions (``BackwardHookFunction``) around its tensor inputs and outputs report their
+gradients to the hooks. ``UninitializedParameter`` holds the place of a lazy module's
+parameters until their shapes are known.
 """
 from __future__ import annotations
 
@@ -13,10 +16,11 @@ import itertools
 
 import numpy as np
 
-from .. import autograd
-from ..tensor import Tensor
+from .. import autograd, init
+from ..device import host, move
+from ..tensor import FLOATING, Tensor, _check_device, dtype_name
 
-__all__ = ["Parameter", "Module"]
+__all__ = ["Parameter", "UninitializedParameter", "Module"]
 
 
 class Parameter(Tensor):
@@ -36,6 +40,48 @@ class Parameter(Tensor):
 
     def __repr__(self):
         return "Parameter containing:\n" + super().__repr__()
+
+
+UNINITIALIZED = ("Can't access the shape or values of an uninitialized parameter. Call the "
+                 "module's forward once (lazy modules infer their shapes from the first input) "
+                 "or load a state_dict before using its parameters.")
+
+
+class UninitializedParameter(Parameter):
+    """The parameter of a lazy module before its shape is known: it has a dtype and
+    ``requires_grad``, and any use of its shape or values is an error until ``materialize``
+    turns it into a ``Parameter``."""
+    cls_to_become = Parameter
+
+    def __init__(self, requires_grad=True, device=None, dtype=None):
+        self._lazy_device = _check_device(device)
+        self._lazy_dtype = dtype_name(dtype or "float32")
+        super().__init__(np.empty((0,), self._lazy_dtype), requires_grad)
+
+    @property
+    def _data(self):
+        raise RuntimeError(UNINITIALIZED)
+
+    @_data.setter
+    def _data(self, value):
+        self.__dict__["_data"] = value
+
+    @property
+    def dtype(self):
+        return self._lazy_dtype
+
+    def detach(self):
+        return self
+
+    def materialize(self, shape, device=None, dtype=None):
+        """Give the parameter its ``shape`` (values unset): it becomes a Parameter."""
+        device = self._lazy_device if device is None else _check_device(device)
+        data = np.empty(tuple(shape), dtype_name(dtype or self._lazy_dtype))
+        self.__dict__["_data"] = move(data, device)
+        self.__class__ = self.cls_to_become
+
+    def __repr__(self):
+        return "<UninitializedParameter>"
 
 
 class _IncompatibleKeys(collections.namedtuple("IncompatibleKeys",
@@ -82,7 +128,11 @@ class Module:
         setattr_("_non_persistent_buffers_set", set())
         setattr_("_modules", collections.OrderedDict())
         setattr_("_forward_hooks", collections.OrderedDict())
+        setattr_("_forward_hooks_with_kwargs", set())
         setattr_("_forward_pre_hooks", collections.OrderedDict())
+        setattr_("_forward_pre_hooks_with_kwargs", set())
+        setattr_("_backward_hooks", collections.OrderedDict())
+        setattr_("_backward_pre_hooks", collections.OrderedDict())
 
     def forward(self, *args, **kwargs):
         raise NotImplementedError(f'Module [{self._get_name()}] is missing the required '
@@ -91,33 +141,67 @@ class Module:
     # --------------------------------------------------------------- calling
 
     def __call__(self, *args, **kwargs):
-        for hook in list(self._forward_pre_hooks.values()):
-            result = hook(self, args)
-            if result is not None:
-                args = result if isinstance(result, tuple) else (result,)
+        for key, hook in list(self._forward_pre_hooks.items()):
+            if key in self._forward_pre_hooks_with_kwargs:
+                result = hook(self, args, kwargs)
+                if result is not None:
+                    if not (isinstance(result, tuple) and len(result) == 2):
+                        raise RuntimeError("forward pre-hook must return None or a tuple of "
+                                           f"(new_args, new_kwargs), but got {result}.")
+                    args, kwargs = result
+            else:
+                result = hook(self, args)
+                if result is not None:
+                    args = result if isinstance(result, tuple) else (result,)
+        state = None
+        if (self._backward_hooks or self._backward_pre_hooks) and autograd.is_grad_enabled():
+            state = _BackwardHookState(self, len(args))
+            args = state.wrap_inputs(args)
         output = self.forward(*args, **kwargs)
-        for hook in list(self._forward_hooks.values()):
-            result = hook(self, args, output)
+        for key, hook in list(self._forward_hooks.items()):
+            if key in self._forward_hooks_with_kwargs:
+                result = hook(self, args, kwargs, output)
+            else:
+                result = hook(self, args, output)
             if result is not None:
                 output = result
-        return output
+        return output if state is None else state.wrap_outputs(output)
 
-    def _register_hook(self, hooks, hook, prepend):
+    def _register_hook(self, hooks, hook, prepend, with_kwargs=None, kwarg_ids=None):
         handle = autograd.RemovableHandle(hooks)
         hooks[handle.id] = hook
+        if with_kwargs:
+            kwarg_ids.add(handle.id)
         if prepend:
             hooks.move_to_end(handle.id, last=False)
         return handle
 
-    def register_forward_pre_hook(self, hook, *, prepend=False):
-        """Call ``hook(module, args)`` before ``forward``; a returned value (a tuple, or one
-        value that is wrapped in one) replaces the arguments. Returns a removable handle."""
-        return self._register_hook(self._forward_pre_hooks, hook, prepend)
+    def register_forward_pre_hook(self, hook, *, prepend=False, with_kwargs=False):
+        """Call ``hook(module, args)`` (``hook(module, args, kwargs)`` with ``with_kwargs``)
+        before ``forward``; a returned value replaces the arguments (a tuple, or one value
+        that is wrapped in one; ``(args, kwargs)`` with ``with_kwargs``). Returns a removable
+        handle."""
+        return self._register_hook(self._forward_pre_hooks, hook, prepend, with_kwargs,
+                                   self._forward_pre_hooks_with_kwargs)
 
-    def register_forward_hook(self, hook, *, prepend=False):
-        """Call ``hook(module, args, output)`` after ``forward``; a returned value replaces the
-        output. Returns a removable handle."""
-        return self._register_hook(self._forward_hooks, hook, prepend)
+    def register_forward_hook(self, hook, *, prepend=False, with_kwargs=False):
+        """Call ``hook(module, args, output)`` (``hook(module, args, kwargs, output)`` with
+        ``with_kwargs``) after ``forward``; a returned value replaces the output. Returns a
+        removable handle."""
+        return self._register_hook(self._forward_hooks, hook, prepend, with_kwargs,
+                                   self._forward_hooks_with_kwargs)
+
+    def register_full_backward_pre_hook(self, hook, prepend=False):
+        """Call ``hook(module, grad_output)`` when the gradients of the module's outputs are
+        known, before those of its inputs are computed; a returned tuple replaces
+        ``grad_output``. Returns a removable handle."""
+        return self._register_hook(self._backward_pre_hooks, hook, prepend)
+
+    def register_full_backward_hook(self, hook, prepend=False):
+        """Call ``hook(module, grad_input, grad_output)`` once the gradients of the module's
+        positional inputs are computed (None for those that are not tensors requiring grad);
+        a returned tuple replaces ``grad_input``. Returns a removable handle."""
+        return self._register_hook(self._backward_hooks, hook, prepend)
 
     # --------------------------------------------------------------- registration
 
@@ -362,18 +446,37 @@ class Module:
         fn(self)
         return self
 
-    def _cast(self, dtype):
+    def _move(self, device=None, dtype=None):
+        """Parameters, buffers and gradients moved to ``device`` and their floating ones cast
+        to ``dtype``, in place: the Parameter objects stay the same (optimizers keep them)."""
         for t in itertools.chain(self.parameters(), self.buffers()):
-            if t.is_floating_point() and t.dtype != dtype:
-                t._data = t._data.astype(dtype)
-                if t._grad is not None:
-                    t._grad = t._grad.to(dtype).detach()
+            cast = dtype if t.is_floating_point() else None
+            if cast not in (None, t.dtype) or (device is not None and device != t.device):
+                t._data = _converted(t, device, cast)._data
+            if t._grad is not None:
+                t._grad = _converted(t._grad, device, cast)
         return self
 
-    def to(self, dtype):
-        """Cast floating parameters and buffers to ``dtype`` in place (only the CPU exists
-        yet, so a dtype is the one argument); returns self."""
-        return self._cast(np.dtype(dtype).name)
+    def _cast(self, dtype):
+        return self._move(dtype=dtype)
+
+    def to(self, *args, **kwargs):
+        """Move parameters and buffers to a device and/or cast the floating ones, in place:
+        ``to(dtype)``, ``to(device)``, ``to(device, dtype)``, ``to(tensor)`` (its device and
+        dtype) or keywords ``device=`` and ``dtype=``. Returns self."""
+        device, dtype = _to_args(args, kwargs)
+        if dtype is not None and dtype not in FLOATING:
+            raise TypeError(f"nn.Module.to only accepts floating point dtypes, but got desired "
+                            f"dtype={dtype}")
+        return self._move(None if device is None else _check_device(device), dtype)
+
+    def cpu(self):
+        """Move parameters and buffers to the CPU; returns self."""
+        return self.to("cpu")
+
+    def cuda(self, device=None):
+        """Move parameters and buffers to the GPU; returns self."""
+        return self.to("cuda" if device is None else device)
 
     def float(self):
         return self._cast("float32")
@@ -384,7 +487,7 @@ class Module:
     def half(self):
         return self._cast("float16")
 
-    def state_dict(self, *, destination=None, prefix="", keep_vars=False):
+    def state_dict(self, destination=None, prefix="", keep_vars=False):
         """An ordered dict from PyTorch's dotted key names to parameters and persistent
         buffers; detached tensors on the same storage unless ``keep_vars``."""
         if destination is None:
@@ -402,7 +505,7 @@ class Module:
         return destination
 
     def _load_from_state_dict(self, state_dict, prefix, strict, missing_keys, unexpected_keys,
-                              error_msgs):
+                              error_msgs, assign=False):
         persistent = {k: v for k, v in self._buffers.items()
                       if k not in self._non_persistent_buffers_set}
         local = {k: v for k, v in itertools.chain(self._parameters.items(), persistent.items())
@@ -418,21 +521,38 @@ class Module:
                                   "nn.Tensor or Tensor-like object from checkpoint but "
                                   f"received {type(value)}")
                 continue
-            if value.shape != param.shape:
+            if isinstance(param, UninitializedParameter):
+                param.materialize(value.shape)
+            elif value.shape != param.shape:
                 error_msgs.append(f"size mismatch for {key}: copying a param with shape "
                                   f"{list(value.shape)} from checkpoint, the shape in current "
                                   f"model is {list(param.shape)}.")
                 continue
-            np.copyto(param._data, value._data, casting="unsafe")
+            if assign:
+                self._assign_loaded(name, param, value)
+            else:
+                init._write(param, host(value._data))
         if strict:
             for key in state_dict:
-                if key.startswith(prefix):
-                    head = key[len(prefix):].split(".", 1)[0]
-                    if head not in self._modules and head not in local:
-                        unexpected_keys.append(key)
+                if not key.startswith(prefix):
+                    continue
+                head, dot, _ = key[len(prefix):].partition(".")
+                # a dotted rest names something inside a child module
+                if (head not in self._modules) if dot else (head not in local):
+                    unexpected_keys.append(key)
 
-    def load_state_dict(self, state_dict, strict=True):
-        """Copy ``state_dict``'s tensors into the parameters and buffers with the same keys.
+    def _assign_loaded(self, name, current, value):
+        """``load_state_dict(assign=True)``: keep the checkpoint's tensor itself (detached),
+        as a Parameter where ``current`` was one."""
+        value = value.detach()
+        if isinstance(current, Parameter):
+            self._parameters[name] = Parameter(value, requires_grad=current.requires_grad)
+        else:
+            self._buffers[name] = value
+
+    def load_state_dict(self, state_dict, strict=True, assign=False):
+        """Copy ``state_dict``'s tensors into the parameters and buffers with the same keys
+        (with ``assign``, take the checkpoint's tensors instead of copying into ours).
 
         Returns ``(missing_keys, unexpected_keys)``; with ``strict`` either list being non-empty
         is an error, as is a shape mismatch in any mode.
@@ -442,7 +562,8 @@ class Module:
         missing, unexpected, errors = [], [], []
 
         def load(module, prefix):
-            module._load_from_state_dict(state_dict, prefix, True, missing, unexpected, errors)
+            module._load_from_state_dict(state_dict, prefix, True, missing, unexpected, errors,
+                                         assign)
             for name, child in module._modules.items():
                 if child is not None:
                     load(child, prefix + name + ".")
@@ -482,3 +603,152 @@ class Module:
             else:
                 text += "\n  " + "\n  ".join(lines) + "\n"
         return text + ")"
+
+
+# ----------------------------------------------------------------------------- Module.to
+
+def _converted(t, device, dtype):
+    """``t`` detached, on ``device`` with ``dtype`` (None: unchanged).
+
+    float64 goes to float16 through float32: LLVM lowers a direct fptrunc to a call of
+    ``__truncdfhf2``, which the JIT does not resolve (the kernel crashes)."""
+    t = t.detach()
+    if dtype == "float16" and t.dtype == "float64":
+        t = t.to("float32")
+    return t.to(device=device, dtype=dtype)
+
+
+def _is_device(value):
+    if isinstance(value, str):
+        return value.partition(":")[0] in ("cpu", "cuda", "mps", "meta")
+    return hasattr(value, "type") and not isinstance(value, (Tensor, np.dtype, type))
+
+
+def _to_args(args, kwargs):
+    """(device, dtype) from the forms of ``Module.to``."""
+    unknown = set(kwargs) - {"device", "dtype", "non_blocking"}
+    if unknown:
+        raise TypeError(f"to() got an unexpected keyword argument '{sorted(unknown)[0]}'")
+    if len(args) > 2:
+        raise TypeError(f"to() takes at most 2 positional arguments ({len(args)} given)")
+    device, dtype = kwargs.get("device"), kwargs.get("dtype")
+    for arg in args:
+        if isinstance(arg, Tensor):
+            device, dtype = arg.device, arg.dtype
+        elif _is_device(arg):
+            device = arg
+        else:
+            dtype = arg
+    if dtype is not None:
+        try:
+            dtype = dtype_name(dtype)
+        except TypeError:
+            raise TypeError(f"to() expects a device, a dtype or a tensor, got {dtype!r}") \
+                from None
+    return device, dtype
+
+
+# ----------------------------------------------------------------------------- backward hooks
+
+class _BackwardHookState:
+    """One call of a module with full backward hooks: the identity Functions around its
+    inputs and outputs report the gradients that pass through them.
+
+    The gradients of the outputs reach the outputs' ``BackwardHookFunction`` first: the
+    pre-hooks run on them (and may replace them) and they are kept as ``grad_output``. Those
+    of the inputs reach the inputs' one last, where the hooks see ``grad_input``. When no input
+    requires grad, the hooks run at the outputs with ``grad_input`` all None, as PyTorch's.
+    """
+
+    def __init__(self, module, n_args):
+        self.module = module
+        self.n_args = n_args
+        self.input_slots = ()           # positions of the arguments wrapped
+        self.output_slots, self.n_outputs = (), 0
+        self.grad_output = None
+
+    def wrap_inputs(self, args):
+        self.input_slots = tuple(k for k, a in enumerate(args)
+                                 if isinstance(a, Tensor) and a.requires_grad)
+        if not self.input_slots:
+            return args
+        wrapped = BackwardHookFunction.apply(self.input_grads, *(args[k] for k in self.input_slots))
+        args = list(args)
+        for k, t in zip(self.input_slots, wrapped):
+            args[k] = t
+        return tuple(args)
+
+    def wrap_outputs(self, output):
+        single = isinstance(output, Tensor)
+        outs = (output,) if single else output
+        if not isinstance(outs, (tuple, list)):
+            return output
+        slots = tuple(k for k, o in enumerate(outs) if isinstance(o, Tensor) and o.requires_grad)
+        if not slots:
+            return output
+        self.output_slots, self.n_outputs = slots, len(outs)
+        wrapped = BackwardHookFunction.apply(self.output_grads, *(outs[k] for k in slots))
+        outs = list(outs)
+        for k, t in zip(slots, wrapped):
+            outs[k] = t
+        return outs[0] if single else type(output)(outs)
+
+    def _spread(self, grads, slots, n):
+        full = [None] * n
+        for k, g in zip(slots, grads):
+            full[k] = g
+        return tuple(full)
+
+    def _gather(self, full, slots, n, what):
+        full = tuple(full) if isinstance(full, (tuple, list)) else (full,)
+        if len(full) != n:
+            raise RuntimeError(f"Backward hook returned an invalid number of {what}, got "
+                               f"{len(full)}, but expected {n}")
+        return tuple(full[k] for k in slots)
+
+    def output_grads(self, grads):
+        """The outputs' gradients: run the pre-hooks, keep them as grad_output."""
+        grad_output = self._spread(grads, self.output_slots, self.n_outputs)
+        for hook in list(self.module._backward_pre_hooks.values()):
+            result = hook(self.module, grad_output)
+            if result is not None:
+                grad_output = self._spread(self._gather(result, self.output_slots,
+                                                        self.n_outputs, "grad_output"),
+                                           self.output_slots, self.n_outputs)
+        self.grad_output = grad_output
+        if not self.input_slots:
+            for hook in list(self.module._backward_hooks.values()):
+                result = hook(self.module, (None,) * self.n_args, grad_output)
+                if result is not None and any(r is not None for r in result):
+                    raise RuntimeError("Backward hook for Modules where no input requires "
+                                       "gradient should always return None or None for all "
+                                       "gradients.")
+        return self._gather(grad_output, self.output_slots, self.n_outputs, "grad_output")
+
+    def input_grads(self, grads):
+        """The inputs' gradients: run the hooks, which may replace them."""
+        grad_input = self._run_hooks(self._spread(grads, self.input_slots, self.n_args))
+        return self._gather(grad_input, self.input_slots, self.n_args, "grad_input")
+
+    def _run_hooks(self, grad_input):
+        for hook in list(self.module._backward_hooks.values()):
+            result = hook(self.module, grad_input, self.grad_output)
+            if result is not None:
+                grad_input = self._spread(self._gather(result, self.input_slots, self.n_args,
+                                                       "grad_input"),
+                                          self.input_slots, self.n_args)
+        return grad_input
+
+
+class BackwardHookFunction(autograd.Function):
+    """Identity on a module's inputs or outputs; its backward hands their gradients to
+    ``report`` (which may replace them). Named as PyTorch's."""
+
+    @staticmethod
+    def forward(ctx, report, *tensors):
+        ctx.report = report
+        return tensors
+
+    @staticmethod
+    def backward(ctx, *grads):
+        return (None,) + tuple(ctx.report(grads))

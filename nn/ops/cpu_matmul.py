@@ -1,4 +1,5 @@
-"""Matrix products for the CPU: ``matmul``, ``dense`` and ``batch_matmul`` with their schedule.
+"""Matrix products for the CPU: ``matmul``, ``dense``, ``matmul_tn`` and ``batch_matmul`` with
+their schedule.
 
 Each declaration builds three stages, as TVM's x86 ``dense_pack`` does:
 
@@ -9,7 +10,9 @@ Each declaration builds three stages, as TVM's x86 ``dense_pack`` does:
 ``acc`` is padded to whole ``my x bn`` tiles (its rows past M read row M - 1 of A, its columns
 past N read column N - 1 of B, and are never copied out), so its loops need no bounds checks
 and stay vectorized for every size; only the copy into ``C`` is guarded, and loop partitioning
-splits that guard off to the last column tile.
+splits that guard off to the last column tile. ``matmul_tn`` reads A transposed (``A[k, y]``,
+the ``my`` values of one k step adjacent): the weight gradient of a linear layer,
+``grad^T @ x``, without a transposed copy of ``grad``.
 
 The declaration also picks one of three strategies for ``schedule_matmul`` (``acc``'s
 ``strategy`` attribute), by the number of rows M per batch:
@@ -55,18 +58,20 @@ def _check_tile(tile, M):
     return strategy, (my, bn)
 
 
-def _product(A, B, bias, transpose_b, batch, tile, name):
-    """The three stages of ``A @ B`` (or ``A @ B^T``), with a leading batch axis if ``batch``."""
+def _product(A, B, bias, transpose_b, batch, tile, name, transpose_a=False):
+    """The three stages of ``A @ B`` (``A^T``, ``B^T`` when transposed), with a leading batch
+    axis if ``batch``."""
     a_shape, b_shape = const_shape(A, name), const_shape(B, name)
     nb = 1 if batch else 0
     if len(a_shape) != 2 + nb or len(b_shape) != 2 + nb:
         raise ValueError(f"{name}: expected {2 + nb}-d operands, got shapes {a_shape} and "
                          f"{b_shape}")
-    M, K = a_shape[nb:]
+    M, K = a_shape[nb:][::-1] if transpose_a else a_shape[nb:]
     N, KB = b_shape[nb:] if transpose_b else b_shape[nb:][::-1]
     if K != KB:
+        used = [side for side, t in (("A", transpose_a), ("B", transpose_b)) if t]
         raise ValueError(f"{name}: inner sizes differ: {a_shape} and {b_shape}"
-                         + (" (B is used transposed)" if transpose_b else ""))
+                         + (f" ({' and '.join(used)} used transposed)" if used else ""))
     if batch and a_shape[0] != b_shape[0] and 1 not in (a_shape[0], b_shape[0]):
         raise ValueError(f"{name}: batch sizes {a_shape[0]} and {b_shape[0]} do not broadcast")
     if bias is not None and const_shape(bias, name) != (N,):
@@ -97,8 +102,8 @@ def _product(A, B, bias, transpose_b, batch, tile, name):
     def facc(*idx):
         *b, y, x = idx
         row = te.min(y, M - 1) if Mp != M else y
-        return te.sum(A[at(a_shape, b, row, k)] * packB[at(b_shape, b, x // bn, k, x % bn)],
-                      axis=k)
+        a = A[at(a_shape, b, k, row)] if transpose_a else A[at(a_shape, b, row, k)]
+        return te.sum(a * packB[at(b_shape, b, x // bn, k, x % bn)], axis=k)
     acc = te.compute(nbatch + (Mp, Np), facc, name=f"{name}.acc", tag="matmul_acc",
                      attrs={"tile": (my, bn), "strategy": strategy})
 
@@ -118,13 +123,19 @@ def dense(x, weight, bias=None, tile=None, name="dense"):
     return _product(x, weight, bias, True, False, tile, name)
 
 
-def batch_matmul(A, B, transpose_b=False, tile=None, name="batch_matmul"):
-    """``C[b] = A[b] @ B[b]`` (or ``A[b] @ B[b]^T``); a batch of 1 broadcasts."""
-    return _product(A, B, None, transpose_b, True, tile, name)
+def matmul_tn(A, B, tile=None, name="matmul_tn"):
+    """``C = A^T @ B`` for A of shape (K, M) and B (K, N): A is read transposed in place."""
+    return _product(A, B, None, False, False, tile, name, transpose_a=True)
+
+
+def batch_matmul(A, B, transpose_b=False, tile=None, name="batch_matmul", transpose_a=False):
+    """``C[b] = A[b] @ B[b]``, each operand read transposed when asked (``A[b]^T``,
+    ``B[b]^T``); a batch of 1 broadcasts."""
+    return _product(A, B, None, transpose_b, True, tile, name, transpose_a)
 
 
 def schedule_matmul(C):
-    """Schedule for the output of ``matmul``, ``dense`` or ``batch_matmul``.
+    """Schedule for the output of ``matmul``, ``dense``, ``matmul_tn`` or ``batch_matmul``.
 
     packed / direct: C is cut into ``my x bn`` tiles (default 8 x 32). In each tile ``acc`` is
     computed in registers: the k loop outermost, then the ``my`` rows unrolled, then ``bn``

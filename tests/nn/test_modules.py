@@ -1,12 +1,15 @@
 """nn.Module, Parameter, containers and the first layers, against PyTorch's behaviour: naming,
-state_dict keys and loading reports, hooks, modes, repr, Linear's init and gradients, and a
-small MLP trained by hand."""
+state_dict keys (identical to an equivalent torch model's) and loading reports, forward and full
+backward hooks (what torch's see), modes, ``to``, repr, ParameterList/Dict, Linear's init and
+gradients, and a small MLP trained by hand."""
 import collections
 import copy
 import math
+import warnings
 
 import numpy as np
 import pytest
+import torch
 
 import nn
 
@@ -297,3 +300,168 @@ def test_mlp_trains_with_sgd():
                 p.sub_(p.grad, alpha=0.1)
     assert losses[-1] < 0.7 * losses[0]
     assert all(later <= earlier + 1e-6 for earlier, later in zip(losses, losses[1:]))
+
+
+# ----------------------------------------------------------------------------- against torch
+
+
+class TorchNet(torch.nn.Module):
+    """Net's structure in PyTorch: its state_dict keys must be Net's."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc1 = torch.nn.Linear(3, 4)
+        self.act = torch.nn.ReLU()
+        self.blocks = torch.nn.ModuleList([torch.nn.Linear(4, 4),
+                                           torch.nn.Linear(4, 4, bias=False)])
+        self.head = torch.nn.Sequential(collections.OrderedDict(out=torch.nn.Linear(4, 2)))
+        self.scale = torch.nn.Parameter(torch.ones(1))
+        self.register_buffer("steps", torch.zeros(1))
+        self.register_buffer("cache", torch.zeros(2), persistent=False)
+
+
+def test_state_dict_keys_equal_torch_and_load_from_it():
+    ref = TorchNet()
+    assert list(Net().state_dict()) == list(ref.state_dict()) == KEYS
+    assert [n for n, _ in Net().named_parameters()] == [n for n, _ in ref.named_parameters()]
+    assert [n for n, _ in Net().named_modules()] == [n for n, _ in ref.named_modules()]
+    net = Net()
+    net.load_state_dict({k: nn.tensor(v.numpy()) for k, v in ref.state_dict().items()})
+    x = np.random.default_rng(0).standard_normal((2, 3)).astype("float32")
+    relu = torch.nn.functional.relu
+    with torch.no_grad():
+        h = relu(ref.fc1(torch.from_numpy(x)))
+        for block in ref.blocks:
+            h = relu(block(h))
+        want = ref.head(h) * ref.scale
+    np.testing.assert_allclose(net(nn.tensor(x)).detach().numpy(), want.numpy(), rtol=1e-5,
+                               atol=1e-6)
+
+
+def test_load_state_dict_assign_and_nested_unexpected_keys():
+    net, other = Net(), Net()
+    net.load_state_dict(other.state_dict(keep_vars=True), assign=True)
+    assert isinstance(net.fc1.weight, nn.Parameter) and net.fc1.weight.requires_grad
+    assert np.shares_memory(net.fc1.weight.detach().numpy(), other.fc1.weight.detach().numpy())
+    sd = Net().state_dict()
+    sd["fc1.weight.extra"] = nn.zeros(1)                 # a dotted key under a parameter
+    assert net.load_state_dict(sd, strict=False).unexpected_keys == ["fc1.weight.extra"]
+
+
+def hook_log(lib, module, x_requires_grad):
+    """Run a Linear(3, 2) with both full backward hooks; log what they see."""
+    log = []
+
+    def values(grads):
+        return [None if g is None else g.detach().numpy().round(5).tolist() for g in grads]
+    module.register_full_backward_pre_hook(lambda m, go: log.append(("pre", values(go))))
+    module.register_full_backward_hook(
+        lambda m, gi, go: log.append(("hook", values(gi), values(go))))
+    x = lib.tensor(np.arange(6.0, dtype="float32").reshape(2, 3) / 7,
+                   requires_grad=x_requires_grad)
+    y = module(x)
+    log.append(type(y.grad_fn).__name__ if lib is torch else y.grad_fn.name())
+    (y * y).sum().backward()
+    return log, x
+
+
+@pytest.mark.parametrize("x_requires_grad", [True, False])
+def test_full_backward_hooks_match_torch(x_requires_grad):
+    ours, ref = nn.Linear(3, 2), torch.nn.Linear(3, 2)
+    with torch.no_grad():
+        ref.weight.copy_(torch.from_numpy(ours.weight.detach().numpy()))
+        ref.bias.copy_(torch.from_numpy(ours.bias.detach().numpy()))
+    got, _ = hook_log(nn, ours, x_requires_grad)
+    with warnings.catch_warnings():         # torch warns that the hook fires at the outputs
+        warnings.simplefilter("ignore")
+        want, _ = hook_log(torch, ref, x_requires_grad)
+    assert got[0] == want[0] == "BackwardHookFunctionBackward"
+    assert got[1][0] == want[1][0] == "pre"
+    np.testing.assert_allclose(np.array(got[1][1]), np.array(want[1][1]), rtol=1e-4)
+    assert got[2][0] == "hook" and len(got[2][1]) == len(want[2][1]) == 1
+    if x_requires_grad:
+        np.testing.assert_allclose(np.array(got[2][1]), np.array(want[2][1]), rtol=1e-4)
+    else:
+        assert got[2][1] == want[2][1] == [None]
+
+
+def test_backward_hooks_replace_gradients_and_remove():
+    lin = nn.Linear(3, 2)
+    x = nn.ones(4, 3, requires_grad=True)
+    pre = lin.register_full_backward_pre_hook(lambda m, go: (go[0] * 0,))
+    lin(x).sum().backward()
+    assert np.all(x.grad.numpy() == 0) and np.all(lin.weight.grad.numpy() == 0)
+    pre.remove()
+    x.grad = None
+    lin.register_full_backward_hook(lambda m, gi, go: (gi[0] + 1,))
+    lin(x).sum().backward()
+    want = lin.weight.detach().numpy().sum(0) + 1
+    np.testing.assert_allclose(x.grad.numpy(), np.broadcast_to(want, (4, 3)), rtol=1e-6)
+
+
+def test_forward_hooks_with_kwargs():
+    class Scale(nn.Module):
+        def forward(self, x, factor=1.0):
+            return x * factor
+    m = Scale()
+    m.register_forward_pre_hook(lambda mod, args, kwargs: (args, {"factor": 3.0}),
+                                with_kwargs=True)
+    seen = []
+    m.register_forward_hook(lambda mod, args, kwargs, out: seen.append(kwargs),
+                            with_kwargs=True)
+    assert m(nn.tensor([2.0]), factor=5.0).tolist() == [6.0] and seen == [{"factor": 3.0}]
+
+
+def test_to_and_device_forms():
+    net = Net()
+    assert net.to("cpu") is net and net.to(nn.zeros(1).device) is net and net.cpu() is net
+    net.to("float64")
+    assert all(p.dtype == "float64" for p in net.parameters())
+    net.to(device="cpu", dtype="float16")
+    assert net.fc1.weight.dtype == "float16"
+    net.to(nn.zeros(1))                                  # a tensor: its dtype
+    assert net.fc1.weight.dtype == "float32" and isinstance(net.fc1.weight, nn.Parameter)
+    net.half().float()
+    assert net.steps.dtype == "float32"
+
+
+def test_sequential_and_module_list_editing():
+    a, b, c = nn.Linear(2, 2), nn.ReLU(), nn.Tanh()
+    seq = nn.Sequential(a, b)
+    seq.insert(1, c)
+    assert list(seq) == [a, c, b]
+    assert seq.pop(1) is c and list(seq) == [a, b] and list(seq._modules) == ["0", "1"]
+    seq.extend([c])
+    seq[0] = nn.Identity()
+    assert [type(m).__name__ for m in seq] == ["Identity", "ReLU", "Tanh"]
+    del seq[0:2]
+    assert list(seq) == [c] and list(seq._modules) == ["0"]
+    ml = nn.ModuleList([a, b, c])
+    assert ml.pop(0) is a and list(ml) == [b, c] and list(ml._modules) == ["0", "1"]
+    assert list(ml[::-1]) == [c, b] and ml[-1] is c
+    ml[0] = a
+    assert list(ml) == [a, c]
+
+
+def test_parameter_list_and_dict():
+    pl = nn.ParameterList([nn.zeros(2, 3), nn.Parameter(nn.ones(3))])
+    pl.append(nn.zeros(1))
+    assert all(isinstance(p, nn.Parameter) for p in pl) and len(pl) == 3
+    assert [n for n, _ in pl.named_parameters()] == ["0", "1", "2"]
+    assert pl[-1].shape == (1,) and len(pl[1:]) == 2
+    ref = torch.nn.ParameterList([torch.zeros(2, 3), torch.nn.Parameter(torch.ones(3))])
+    assert repr(pl[:2]) == repr(ref).replace("torch.", "")
+    pd = nn.ParameterDict({"b": nn.zeros(2), "a": nn.Parameter(nn.ones(1))})
+    pd["c"] = nn.zeros(3)
+    assert list(pd) == ["b", "a", "c"] and "a" in pd and len(pd) == 3
+    assert list(pd.state_dict()) == ["b", "a", "c"]
+    assert pd.pop("b").shape == (2,) and list(pd.keys()) == ["a", "c"]
+    assert pd.get("zz") is None and pd.setdefault("d", nn.zeros(1)).shape == (1,)
+    assert pd.popitem()[0] == "d"
+    assert repr(pd) == ("ParameterDict(\n    (a): Parameter containing: [float32 of size 1]\n"
+                        "    (c): Parameter containing: [float32 of size 3]\n)")
+    holder = nn.Module()
+    holder.params = pl
+    holder.named = pd
+    assert list(holder.state_dict()) == ["params.0", "params.1", "params.2", "named.a",
+                                         "named.c"]
