@@ -198,6 +198,8 @@ class Emitter:
             return b.fcmp_unordered("!=", v, zero) if fsrc else b.icmp_unsigned("!=", v, zero)
         if fsrc and fdst:
             if dtypes.element(dst) == "float16":
+                if _width(st) > 32:         # double -> half would call __truncdfhf2, which the
+                    v = b.fptrunc(v, dt)    # JIT lacks: go through float (F16C converts it)
                 ht = _with_elem(dt, ir.HalfType())
                 return b.fpext(b.fptrunc(v, ht), dt)      # round through half
             if st == dt:

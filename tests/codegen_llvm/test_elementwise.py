@@ -78,6 +78,17 @@ def test_float16_is_stored_as_half_and_computed_in_float32():
     assert "half" in mod.get_source("ll")
 
 
+@pytest.mark.parametrize("vectorize", [False, True])
+def test_float64_to_float16(vectorize):
+    """A double -> half conversion must not call __truncdfhf2 (absent from the JIT: it
+    crashed); it rounds through float32."""
+    A = te.placeholder((N,), name="A", dtype="float64")
+    B = te.compute((N,), lambda i: A[i].astype("float16"), name="B")
+    a = np.linspace(-3, 7, N)
+    verify_schedule(_schedule(B, vectorize), [A, B], [a], [np.empty(N, "float16")],
+                    lambda a: a.astype("float16"))
+
+
 def test_bool_and_casts():
     A = te.placeholder((N,), name="A", dtype="float32")
     M = te.compute((N,), lambda i: te.all(A[i] > 0, A[i] < 0.5), name="M")
