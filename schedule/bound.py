@@ -205,7 +205,11 @@ def _attached_region(sch, stage, bounds, bodies):
                 root[iv] = Range(const(0), dom)
                 continue
             ext = const(int(ub))
-        if isinstance(ext, IntImm) and isinstance(dom, IntImm) and ext.value >= dom.value:
+        if isinstance(ext, IntImm) and isinstance(dom, IntImm) and ext.value >= dom.value \
+                and not free_vars(lo):
+            # the whole axis; when the region moves with a loop (lo depends on it), keep it
+            # relative to lo, so that a thread past the end of a guarded split reads its own
+            # element instead of one past the buffer
             root[iv] = Range(const(0), dom)
             continue
         root[iv] = Range(lo, ext)
