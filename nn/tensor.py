@@ -492,7 +492,8 @@ METHODS = """
     bitwise_xor isnan isinf isfinite nan_to_num where masked_fill clone contiguous
     sum mean max min amax amin argmax argmin var std prod logsumexp softmax log_softmax all
     any cumsum cumprod norm sort argsort topk
-    flatten unflatten squeeze unsqueeze transpose swapaxes movedim narrow split chunk unbind
+    flatten unflatten squeeze unsqueeze transpose swapaxes swapdims movedim moveaxis narrow
+    split chunk unbind
     flip roll diagonal tril triu
     gather scatter scatter_add index_select masked_select take nonzero index_add index_fill
 """.split()
