@@ -30,11 +30,18 @@ def _kernel(declare, *arrays, out_shape, **params):
     """
     if any(map(is_gpu, arrays)):
         return Tensor(_gpu_kernel(declare, arrays, params).reshape(out_shape))
-    arrays = [np.ascontiguousarray(a).reshape(a.shape or (1,)) for a in arrays]
+    arrays = [(a if a.flags.c_contiguous else _host_contiguous(a)).reshape(a.shape or (1,))
+              for a in arrays]
     f = cpu.build(declare, [a.shape for a in arrays], [dtype_name(a.dtype) for a in arrays],
                   **params)
     kernel_calls[declare.__name__] += 1
     return Tensor(f(*arrays).reshape(out_shape))
+
+
+def _host_contiguous(array):
+    """A strided view (transposed, sliced, expanded) copied by a te kernel into C order."""
+    from .shape import contiguous_data
+    return contiguous_data(array)
 
 
 def _gpu_kernel(declare, arrays, params):
