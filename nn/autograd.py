@@ -198,6 +198,10 @@ class Function:
     argument of ``forward``. Forward runs without recording; ``ctx`` is the graph node.
     """
     node_suffix = "Backward"        # the node of Function ``Mul`` is named ``MulBackward``
+    # True for operations whose forward is numpy view arithmetic on host storage (reshape,
+    # slicing, permutes...): on GPU tensors it runs on a host copy and its results are copied
+    # back to the GPU (copies, not views; see nn/device.py)
+    host_only = False
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
@@ -219,7 +223,10 @@ class Function:
         ctx = cls._node_cls()
         ctx.needs_input_grad = tuple(isinstance(a, Tensor) and a.requires_grad for a in args)
         with no_grad():
-            result = cls.forward(ctx, *args)
+            if cls.host_only and any(isinstance(a, Tensor) and a.is_cuda for a in args):
+                result = _forward_on_host(cls, ctx, args)
+            else:
+                result = cls.forward(ctx, *args)
         if not (is_grad_enabled() and any(ctx.needs_input_grad)):
             return result
         outputs = result if isinstance(result, tuple) else (result,)
@@ -245,6 +252,18 @@ class Function:
                 out._set_history(ctx, nr)
         ctx._outputs = tuple(meta)
         return outputs if isinstance(result, tuple) else outputs[0]
+
+
+def _forward_on_host(cls, ctx, args):
+    """``cls.forward`` on host copies of the GPU tensors among ``args``; results to the GPU."""
+    Tensor = _tensor.Tensor
+    host = [Tensor(devices.host(a._data)) if isinstance(a, Tensor) and a.is_cuda else a
+            for a in args]
+    result = cls.forward(ctx, *host)
+    outputs = result if isinstance(result, tuple) else (result,)
+    moved = tuple(Tensor(devices.move(o._data, devices.CUDA))
+                  if isinstance(o, Tensor) else o for o in outputs)
+    return moved if isinstance(result, tuple) else moved[0]
 
 
 def _edge(t):

@@ -83,7 +83,8 @@ def move(array, to: device):
             raise RuntimeError("Found no NVIDIA driver on your system: CUDA tensors need an "
                                "NVIDIA GPU (or numba's simulator: NUMBA_ENABLE_CUDASIM=1)")
         from numba import cuda
-        return cuda.to_device(np.ascontiguousarray(array))
+        # (np.ascontiguousarray would make a 0-d array 1-d)
+        return cuda.to_device(np.ascontiguousarray(array).reshape(array.shape))
     return array.copy_to_host() if is_gpu(array) else array
 
 

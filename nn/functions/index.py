@@ -127,6 +127,7 @@ def _pad_to(g, shape):
 
 class Take(Op):
     """``x`` read at flat ``positions`` (one gather kernel); the gradient scatters back."""
+    host_only = True
 
     @staticmethod
     def forward(ctx, x, positions):
@@ -142,6 +143,7 @@ class Index(Op):
     """Advanced indexing. One index tensor at ``dim`` selects along it (``index_select``'s
     kernel; the gradient is ``index_add``, which scatters whole rows); several read the
     flat ``positions`` (``take``'s kernel; the gradient scatters elements)."""
+    host_only = True
 
     @staticmethod
     def forward(ctx, y, dim, index, positions):
@@ -171,6 +173,7 @@ class MaskedSelect(Take):
 
 class TakeBackward(Op):
     """``g`` added into zeros of ``shape`` at flat ``positions`` (repeats accumulate)."""
+    host_only = True
 
     @staticmethod
     def forward(ctx, g, shape, positions):
@@ -397,6 +400,7 @@ def _check_dim_index(input, dim, index, src=None):
 
 
 class Gather(Op):
+    host_only = True
     @staticmethod
     def forward(ctx, x, dim, index):
         ctx.shape, ctx.dim, ctx.index = x.shape, dim, index
@@ -421,6 +425,7 @@ def gather(input, dim, index, *, sparse_grad=False):
 class Scatter(Op):
     """``input`` with ``src`` written (or, with ``reduce``, added or multiplied) at the
     positions ``index`` gives along ``dim``."""
+    host_only = True
 
     @staticmethod
     def forward(ctx, input, src, dim, index, reduce):
@@ -442,6 +447,7 @@ class Scatter(Op):
 
 
 class ScatterAdd(Op):
+    host_only = True
     @staticmethod
     def forward(ctx, input, src, dim, index):
         ctx.dim, ctx.index, ctx.src_shape = dim, index, src.shape
@@ -503,6 +509,7 @@ def _vector(index, what):
 
 
 class IndexSelect(Op):
+    host_only = True
     @staticmethod
     def forward(ctx, x, dim, index):
         ctx.shape, ctx.dim, ctx.index = x.shape, dim, index
@@ -528,6 +535,7 @@ def index_select(input, dim, index):
 
 
 class IndexAdd(Op):
+    host_only = True
     @staticmethod
     def forward(ctx, input, source, dim, index):
         ctx.dim, ctx.index = dim, index
@@ -571,6 +579,7 @@ def index_add(input, dim, index, source, *, alpha=1):
 
 
 class IndexFill(Op):
+    host_only = True
     @staticmethod
     def forward(ctx, input, value, dim, index):
         ctx.dim, ctx.index = dim, index

@@ -60,6 +60,7 @@ def contiguous_data(a: np.ndarray) -> np.ndarray:
 
 class Expand(Op):
     """``x`` broadcast to a larger shape: a read-only view (stride 0 along new axes)."""
+    host_only = True
 
     @staticmethod
     def forward(ctx, x, shape):
@@ -73,6 +74,7 @@ class Expand(Op):
 
 class View(Op):
     """A new shape on the same storage (``reshape`` copies, with a kernel, when it must)."""
+    host_only = True
 
     @staticmethod
     def forward(ctx, x, shape, copy):
@@ -95,6 +97,7 @@ class View(Op):
 
 
 class Permute(Op):
+    host_only = True
     @staticmethod
     def forward(ctx, x, dims):
         ctx.inverse = tuple(int(d) for d in np.argsort(dims))
@@ -110,6 +113,7 @@ class Transpose(Permute):
 
 
 class Unsqueeze(Op):
+    host_only = True
     @staticmethod
     def forward(ctx, x, dim):
         ctx.dim = dim
@@ -121,6 +125,7 @@ class Unsqueeze(Op):
 
 
 class Squeeze(Op):
+    host_only = True
     @staticmethod
     def forward(ctx, x, dims):
         ctx.shape = x.shape
@@ -133,6 +138,7 @@ class Squeeze(Op):
 
 class Slice(Op):
     """Every ``step``-th index from ``start``, ``length`` of them, along ``dim``: a view."""
+    host_only = True
 
     @staticmethod
     def forward(ctx, x, dim, start, length, step):
@@ -147,6 +153,7 @@ class Slice(Op):
 
 class Select(Op):
     """Index ``index`` of ``dim``, the dimension removed: a view."""
+    host_only = True
 
     @staticmethod
     def forward(ctx, x, dim, index):
@@ -175,6 +182,7 @@ class SliceBackward(Op):
 
 class Diagonal(Op):
     """The ``offset`` diagonal of axes ``dim1, dim2``, as a new last axis: a view."""
+    host_only = True
 
     @staticmethod
     def forward(ctx, x, offset, dim1, dim2):
@@ -243,6 +251,7 @@ class Cat(Op):
 
 class Stack(Op):
     """The inputs (of one shape) joined along a new axis ``dim``."""
+    host_only = True
 
     @staticmethod
     def forward(ctx, dim, dtype, *xs):
@@ -274,6 +283,7 @@ def _concat(arrays, dim, dtype):
 
 class Split(Op):
     """Views of consecutive pieces of ``sizes`` along ``dim``; the gradient concatenates."""
+    host_only = True
 
     @staticmethod
     def forward(ctx, x, sizes, dim):
@@ -294,6 +304,7 @@ class SplitWithSizes(Split):
 
 class Unbind(Op):
     """Views of each index along ``dim``; the gradient stacks."""
+    host_only = True
 
     @staticmethod
     def forward(ctx, x, dim):

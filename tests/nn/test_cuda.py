@@ -1,0 +1,89 @@
+"""nn tensors on the GPU (numba's CUDA simulator in the test suite): the same programs give
+the same values and gradients as on the CPU, and results stay on the GPU."""
+import numpy as np
+import pytest
+
+import nn
+
+RNG = np.random.default_rng(0)
+
+
+def same_on_both(fn, *arrays, rtol=1e-5):
+    """Run ``fn`` on CPU tensors and on GPU tensors; compare the results and the gradients."""
+    results = []
+    for where in ("cpu", "cuda"):
+        xs = [nn.tensor(a).to(where).requires_grad_() for a in arrays]
+        out = fn(*xs)
+        assert out.device == where
+        out.backward()
+        for x in xs:
+            assert x.grad.device == where
+        results.append((out.item(), [x.grad.cpu().numpy() for x in xs]))
+    (a, ga), (b, gb) = results
+    np.testing.assert_allclose(b, a, rtol=rtol)
+    for g, h in zip(ga, gb):
+        np.testing.assert_allclose(h, g, rtol=rtol, atol=1e-6)
+
+
+def test_device_moves_and_factories():
+    x = nn.tensor([1.0, 2.0]).cuda()
+    assert x.is_cuda and x.device == nn.device("cuda:0") and str(x.device) == "cuda:0"
+    assert repr(x) == "tensor([1., 2.], device='cuda:0')"
+    assert x.cpu().tolist() == [1.0, 2.0] and not x.cpu().is_cuda
+    assert x.to("cpu", "float64").dtype == "float64"
+    z = nn.zeros(2, 3, device="cuda")
+    assert z.is_cuda and nn.ones_like(z).is_cuda and z.sum().item() == 0
+    assert nn.cuda.is_available() and nn.cuda.device_count() == 1
+
+
+def test_mlp_forward_and_backward():
+    def loss(x, w1, w2):
+        return ((x @ w1).relu() @ w2).tanh().pow(2).mean()
+    same_on_both(loss, RNG.standard_normal((3, 4)).astype("float32"),
+                 RNG.standard_normal((4, 5)).astype("float32"),
+                 RNG.standard_normal((5, 2)).astype("float32"))
+
+
+def test_views_slices_and_joins():
+    def loss(x):
+        y = x.T[1:3] * 2.0
+        z = nn.cat([y, x[0:1, :3]], 0)
+        return (z.reshape(-1) ** 2).mean() + x.sum(1).max() + nn.stack([x, x]).sum()
+    same_on_both(loss, RNG.standard_normal((3, 4)).astype("float32"))
+
+
+def test_linear_with_a_batch_of_one():
+    def loss(x, w, b):
+        return nn.functional.linear(x, w, b).sum()
+    same_on_both(loss, RNG.standard_normal((1, 5)).astype("float32"),
+                 RNG.standard_normal((2, 5)).astype("float32"),
+                 RNG.standard_normal((2,)).astype("float32"))
+
+
+def test_module_to_cuda_and_back():
+    nn.manual_seed(0)
+    model = nn.Sequential(nn.Linear(4, 3), nn.ReLU(), nn.Linear(3, 2))
+    x = nn.tensor(RNG.standard_normal((2, 4)).astype("float32"))
+    want = model(x)
+    model.to("cuda")
+    assert all(p.is_cuda for p in model.parameters())
+    got = model(x.cuda())
+    assert got.is_cuda
+    np.testing.assert_allclose(got.cpu().detach().numpy(), want.detach().numpy(), rtol=1e-5)
+
+
+def test_kernels_of_gpu_tensors_are_cuda_builds(monkeypatch):
+    from nn.ops import cpu
+
+    def no_cpu_kernels(*args, **kwargs):
+        raise AssertionError("a CPU kernel ran for GPU tensors")
+    monkeypatch.setattr(cpu, "build", no_cpu_kernels)
+    x = nn.tensor([1.0, 2.0, 3.0], device="cuda", requires_grad=True)
+    y = (x.exp() * 3.0).sum()
+    y.backward()
+    np.testing.assert_allclose(x.grad.cpu().numpy(), 3 * np.exp([1.0, 2.0, 3.0]), rtol=1e-6)
+
+
+def test_mixing_devices_is_an_error():
+    with pytest.raises(RuntimeError, match="same device"):
+        nn.ones(3) @ nn.ones(3, 2).cuda()
