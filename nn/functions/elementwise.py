@@ -1,50 +1,133 @@
-"""Elementwise operators: arithmetic with numpy broadcasting, comparisons, unary math, casts."""
+"""Elementwise operators with numpy broadcasting and PyTorch's dtype promotion: arithmetic,
+powers, comparisons, logical and bitwise operators, clamps, selections (``where``,
+``masked_fill``), and casts. The unary math functions (``exp``, ``sin``...) are in
+``elementwise_unary`` and exported from here.
+
+Operands are promoted as PyTorch promotes them: dimensioned tensors decide the dtype, a 0-d
+tensor or a Python number only raises its kind (bool < integer < floating). A Python number
+travels to the kernel as a one-element operand, so one compiled kernel serves every value.
+"""
 from __future__ import annotations
 
+import numpy as np
 
 from nn.ops import cpu, declare
 
-from .base import (FLOATING, cast, Op, Tensor, _binary, _floating, _kernel,
-                   _operands, _sum_to, result_type)
+from .base import (FLOATING, Op, Tensor, _kernel, _sum_to, broadcast_shape, cast)
+from .elementwise_unary import *  # noqa: F401,F403  (re-exported)
+from .elementwise_unary import __all__ as _unary_names, _no_kernel_for
+
+__all__ = ["add", "sub", "subtract", "mul", "multiply", "div", "divide", "true_divide", "pow",
+           "lt", "le", "gt", "ge", "eq", "ne", "less", "less_equal", "greater",
+           "greater_equal", "not_equal", "equal", "clamp", "clip", "clamp_min", "clamp_max",
+           "maximum", "minimum", "fmod", "remainder", "floor_divide", "lerp", "atan2",
+           "logical_and", "logical_or", "logical_xor", "bitwise_and", "bitwise_or",
+           "bitwise_xor", "where", "masked_fill", "cast", "promote_types"
+           ] + _unary_names
+
+_KIND = {"b": 0, "u": 1, "i": 1, "f": 2}
+_DEFAULT = {0: "bool", 1: "int64", 2: "float32"}       # the dtype a Python number stands for
 
 
-__all__ = ["add", "sub", "mul", "div", "neg", "pow", "exp", "log", "sqrt", "tanh", "sigmoid",
-           "relu", "cast", "lt", "le", "gt", "ge", "eq", "ne"]
+def _kind(dtype):
+    return _KIND[np.dtype(dtype).kind]
 
 
-# ----------------------------------------------------------------------------- elementwise
+def promote_types(a, b) -> str:
+    """The dtype two dtypes promote to: the higher kind wins; within a kind, the wider."""
+    ka, kb = _kind(a), _kind(b)
+    if ka != kb:
+        return np.dtype(a if ka > kb else b).name
+    return np.promote_types(a, b).name
+
+
+def result_type_of(*operands) -> str:
+    """PyTorch's result type of tensors and Python numbers.
+
+    Dimensioned tensors decide; 0-d tensors count only when of a higher kind than those; a
+    Python number only when of a higher kind than every tensor, and then as float32 / int64.
+    """
+    tiers = [[o.dtype for o in operands if isinstance(o, Tensor) and o.ndim],
+             [o.dtype for o in operands if isinstance(o, Tensor) and not o.ndim]]
+    result = None
+    for dtypes in tiers:
+        if not dtypes:
+            continue
+        tier = dtypes[0]
+        for d in dtypes[1:]:
+            tier = promote_types(tier, d)
+        if result is None or _kind(tier) > _kind(result):
+            result = tier
+    numbers = [o for o in operands if not isinstance(o, Tensor) and o is not None]
+    if numbers:
+        kind = max(0 if isinstance(n, (bool, np.bool_)) else
+                   1 if isinstance(n, (int, np.integer)) else 2 for n in numbers)
+        if result is None or kind > _kind(result):
+            result = _DEFAULT[kind]
+    return result
+
+
+def _tensors(*operands, dtype=None):
+    """The operands as tensors of one dtype (numbers become 0-d tensors)."""
+    if not any(isinstance(o, Tensor) for o in operands):
+        raise TypeError("expected a Tensor operand, got " +
+                        " and ".join(type(o).__name__ for o in operands))
+    for o in operands:
+        if not isinstance(o, (Tensor, bool, int, float, np.number, np.bool_)):
+            raise TypeError(f"expected a Tensor or a Python number, got {type(o).__name__}")
+    dtype = dtype or result_type_of(*operands)
+    return tuple(cast(o, dtype) if isinstance(o, Tensor) else Tensor(np.array(o, dtype))
+                 for o in operands)
+
+
+def _run(kernel, *tensors, **params):
+    """``kernel`` on the tensors' data, broadcast to their common shape."""
+    return _kernel(kernel, *(t._data for t in tensors),
+                   out_shape=broadcast_shape(*(t.shape for t in tensors)), **params)
+
+
+# ----------------------------------------------------------------------------- arithmetic
 
 class Add(Op):
+    """``a + alpha * b``."""
+
     @staticmethod
-    def forward(ctx, a, b):
-        ctx.shapes = a.shape, b.shape
-        return _binary(cpu.add, a, b)
+    def forward(ctx, a, b, alpha):
+        ctx.shapes, ctx.alpha = (a.shape, b.shape), alpha
+        if alpha == 1:
+            return _run(cpu.add, a, b)
+        return _run(declare.add_scaled, a, b, Tensor(np.array(alpha, a.dtype)))
 
     @staticmethod
     def backward(ctx, g):
         need = ctx.needs_input_grad
+        gb = g if ctx.alpha == 1 else g * ctx.alpha
         return (_sum_to(g, ctx.shapes[0]) if need[0] else None,
-                _sum_to(g, ctx.shapes[1]) if need[1] else None)
+                _sum_to(gb, ctx.shapes[1]) if need[1] else None, None)
 
 
 class Sub(Op):
+    """``a - alpha * b``."""
+
     @staticmethod
-    def forward(ctx, a, b):
-        ctx.shapes = a.shape, b.shape
-        return _binary(cpu.subtract, a, b)
+    def forward(ctx, a, b, alpha):
+        ctx.shapes, ctx.alpha = (a.shape, b.shape), alpha
+        if alpha == 1:
+            return _run(cpu.subtract, a, b)
+        return _run(declare.add_scaled, a, b, Tensor(np.array(-alpha, a.dtype)))
 
     @staticmethod
     def backward(ctx, g):
         need = ctx.needs_input_grad
         return (_sum_to(g, ctx.shapes[0]) if need[0] else None,
-                _sum_to(-g, ctx.shapes[1]) if need[1] else None)
+                _sum_to(g * -ctx.alpha, ctx.shapes[1]) if need[1] else None, None)
 
 
 class Mul(Op):
     @staticmethod
     def forward(ctx, a, b):
         ctx.save_for_backward(a, b)
-        return _binary(cpu.multiply, a, b)
+        return _run(cpu.multiply, a, b)
 
     @staticmethod
     def backward(ctx, g):
@@ -58,7 +141,7 @@ class Div(Op):
     @staticmethod
     def forward(ctx, a, b):
         ctx.save_for_backward(a, b)
-        return _binary(cpu.divide, a, b)
+        return _run(cpu.divide, a, b)
 
     @staticmethod
     def backward(ctx, g):
@@ -68,17 +151,94 @@ class Div(Op):
                 _sum_to(-(g * a) / (b * b), b.shape) if need[1] else None)
 
 
-class Neg(Op):
+class DivRounded(Op):
+    """Division rounded toward zero or down; its gradient is zero almost everywhere."""
+
     @staticmethod
-    def forward(ctx, x):
-        return _kernel(cpu.negative, x._data, out_shape=x.shape)
+    def forward(ctx, a, b, mode):
+        ctx.shapes = a.shape, b.shape
+        kernel = declare.trunc_divide if mode == "trunc" else declare.floor_divide
+        return _run(kernel, a, b)
 
     @staticmethod
     def backward(ctx, g):
-        return -g
+        need = ctx.needs_input_grad
+        return (_sum_to(g * 0, ctx.shapes[0]) if need[0] else None,
+                _sum_to(g * 0, ctx.shapes[1]) if need[1] else None, None)
 
+
+DivRounded._node_cls.__name__ = "DivBackward2"
+
+
+def _alpha_ok(name, alpha, dtype):
+    if not isinstance(alpha, (bool, int, float, np.number)):
+        raise TypeError(f"{name}(): argument 'alpha' must be a Number, not "
+                        f"{type(alpha).__name__}")
+    if isinstance(alpha, float) and dtype not in FLOATING:
+        raise RuntimeError("For integral input tensors, argument alpha must not be a floating "
+                           "point number.")
+
+
+def add(input, other, *, alpha=1):
+    """``input + alpha * other`` with broadcasting (two bool tensors: their logical or)."""
+    a, b = _tensors(input, other)
+    _alpha_ok("add", alpha, a.dtype)
+    if a.dtype == "bool":
+        return _run(declare.logical_or, a, b) if alpha else a
+    return Add.apply(a, b, alpha)
+
+
+def sub(input, other, *, alpha=1):
+    """``input - alpha * other`` with broadcasting."""
+    a, b = _tensors(input, other)
+    if a.dtype == "bool":
+        raise RuntimeError("Subtraction, the `-` operator, with two bool tensors is not "
+                           "supported. Use the `^` or `logical_xor()` operator instead.")
+    _alpha_ok("sub", alpha, a.dtype)
+    return Sub.apply(a, b, alpha)
+
+
+def mul(input, other):
+    """``input * other`` with broadcasting (two bool tensors: their logical and)."""
+    a, b = _tensors(input, other)
+    if a.dtype == "bool":
+        return _run(declare.logical_and, a, b)
+    return Mul.apply(a, b)
+
+
+def div(input, other, *, rounding_mode=None):
+    """``input / other``: true division (integers give float32), or rounded with
+    ``rounding_mode="trunc"`` (toward zero) or ``"floor"`` (down), which keep the dtype."""
+    if rounding_mode not in (None, "trunc", "floor"):
+        raise RuntimeError("div expected rounding_mode to be one of None, 'trunc', or 'floor' "
+                           f"but found '{rounding_mode}'")
+    dtype = result_type_of(input, other)
+    if rounding_mode is None:
+        return Div.apply(*_tensors(input, other, dtype=dtype if dtype in FLOATING
+                                   else "float32"))
+    a, b = _tensors(input, other, dtype="int64" if dtype == "bool" else dtype)
+    if a.dtype not in FLOATING and not isinstance(other, Tensor) and other == 0:
+        raise RuntimeError("ZeroDivisionError")
+    return DivRounded.apply(a, b, rounding_mode)
+
+
+def true_divide(dividend, divisor):
+    return div(dividend, divisor)
+
+
+def floor_divide(input, other):
+    """``input // other`` rounded down (no gradient, as PyTorch's)."""
+    return div(input, other, rounding_mode="floor").detach()
+
+
+subtract, multiply, divide = sub, mul, div
+
+
+# ----------------------------------------------------------------------------- powers
 
 class Pow(Op):
+    """``x ** p`` for a Python number ``p``."""
+
     @staticmethod
     def forward(ctx, x, exponent):
         ctx.save_for_backward(x)
@@ -94,105 +254,392 @@ class Pow(Op):
         return g * (x ** (p - 1) * p), None
 
 
-def _unary(declare, name, derivative, save):
-    """An Op whose gradient is ``g * derivative(saved)``; ``save`` is "input" or "output"."""
+class PowTensor(Op):
+    """``a ** b`` for tensors; the exponent's gradient is zero where ``a == 0 <= b``."""
 
-    def forward(ctx, x):
-        _floating(x, name)
-        out = _kernel(declare, x._data, out_shape=x.shape)
-        ctx.save_for_backward(x if save == "input" else out)
+    @staticmethod
+    def forward(ctx, a, b):
+        out = _run(declare.power, a, b)
+        ctx.save_for_backward(a, b, out)
         return out
 
+    @staticmethod
     def backward(ctx, g):
-        (saved,) = ctx.saved_tensors
-        return g * derivative(saved)
-    return type(name, (Op,), {"forward": staticmethod(forward),
-                              "backward": staticmethod(backward), "__module__": __name__,
-                              "__doc__": f"Elementwise {name.lower()}."})
+        a, b, out = ctx.saved_tensors
+        need = ctx.needs_input_grad
+        ga = gb = None
+        if need[0]:
+            ga = _sum_to(g * b * a ** (b - 1), a.shape)
+        if need[1]:
+            log_a = where((a == 0) & (b >= 0), 0.0, out * a.log())
+            gb = _sum_to(g * log_a, b.shape)
+        return ga, gb
 
 
-Exp = _unary(cpu.exp, "Exp", lambda out: out, "output")
-Log = _unary(cpu.log, "Log", lambda x: 1.0 / x, "input")
-Sqrt = _unary(cpu.sqrt, "Sqrt", lambda out: 0.5 / out, "output")
-Tanh = _unary(cpu.tanh, "Tanh", lambda out: 1.0 - out * out, "output")
-Sigmoid = _unary(cpu.sigmoid, "Sigmoid", lambda out: out * (1.0 - out), "output")
-Relu = _unary(cpu.relu, "Relu", lambda out: (out > 0).to(out.dtype), "output")
+PowTensor._node_cls.__name__ = "PowBackward1"
 
 
-def add(a, b, alpha=1):
-    """``a + alpha * b`` with broadcasting."""
-    if alpha != 1:
-        b = mul(b, alpha)
-    return Add.apply(*_operands(a, b))
-
-
-def sub(a, b, alpha=1):
-    """``a - alpha * b`` with broadcasting."""
-    if alpha != 1:
-        b = mul(b, alpha)
-    return Sub.apply(*_operands(a, b))
-
-
-def mul(a, b):
-    return Mul.apply(*_operands(a, b))
-
-
-def div(a, b):
-    """True division: integer operands give float32, as in PyTorch."""
-    dtype = result_type(a, b)
-    return Div.apply(*_operands(a, b, dtype if dtype in FLOATING else "float32"))
-
-
-def neg(x):
-    return Neg.apply(x)
-
-
-def pow(x, exponent):
-    """``x ** exponent`` for a Python number ``exponent``."""
-    if isinstance(exponent, Tensor) or not isinstance(exponent, (int, float)):
-        raise TypeError(f"pow: the exponent must be a Python number for now, got "
+def pow(input, exponent):
+    """``input ** exponent``: tensor and number in either order, or two tensors."""
+    if not isinstance(input, Tensor) or isinstance(exponent, Tensor):
+        a, b = _tensors(input, exponent)
+        if a.dtype == "bool":
+            a, b = cast(a, "int64"), cast(b, "int64")
+        return PowTensor.apply(a, b)
+    if not isinstance(exponent, (bool, int, float, np.number)):
+        raise TypeError(f"pow(): argument 'exponent' must be a Number or a Tensor, not "
                         f"{type(exponent).__name__}")
-    if not x.is_floating_point():
-        x = cast(x, "float32")
+    x = cast(input, result_type_of(input, exponent))
+    if x.dtype == "bool":
+        x = cast(x, "int64")
+    if x.dtype not in FLOATING and exponent < 0:
+        raise RuntimeError("Integers to negative integer powers are not allowed.")
     return Pow.apply(x, float(exponent))
 
 
-def exp(x):
-    return Exp.apply(x)
+# ----------------------------------------------------------------------------- comparisons
 
-
-def log(x):
-    return Log.apply(x)
-
-
-def sqrt(x):
-    return Sqrt.apply(x)
-
-
-def tanh(x):
-    return Tanh.apply(x)
-
-
-def sigmoid(x):
-    return Sigmoid.apply(x)
-
-
-def relu(x):
-    return Relu.apply(x)
-
-
-def _comparison(declare, name):
-    def compare(a, b):
-        a, b = _operands(a, b)
-        return _binary(declare, a, b)
+def _comparison(kernel, name):
+    def compare(input, other):
+        return _run(kernel, *_tensors(input, other))
     compare.__name__ = name
     compare.__doc__ = f"Elementwise ``{name}`` with broadcasting: a bool tensor without grad."
     return compare
 
 
-lt = _comparison(declare.cmp_lt, "lt")
-le = _comparison(declare.cmp_le, "le")
-gt = _comparison(declare.cmp_gt, "gt")
-ge = _comparison(declare.cmp_ge, "ge")
+lt = less = _comparison(declare.cmp_lt, "lt")
+le = less_equal = _comparison(declare.cmp_le, "le")
+gt = greater = _comparison(declare.cmp_gt, "gt")
+ge = greater_equal = _comparison(declare.cmp_ge, "ge")
 eq = _comparison(declare.cmp_eq, "eq")
-ne = _comparison(declare.cmp_ne, "ne")
+ne = not_equal = _comparison(declare.cmp_ne, "ne")
+
+
+def equal(input, other) -> bool:
+    """True when both tensors have the same shape and elements (a Python bool)."""
+    if not isinstance(input, Tensor) or not isinstance(other, Tensor):
+        raise TypeError(f"equal(): expected two Tensors, got {type(input).__name__} and "
+                        f"{type(other).__name__}")
+    if input.shape != other.shape:
+        return False
+    same = eq(input, other)
+    return bool(_kernel(declare.all, same._data, out_shape=()).item())
+
+
+# ----------------------------------------------------------------------------- two-sided
+
+class Maximum(Op):
+    """Elementwise maximum; at ties each operand gets half the gradient, as PyTorch's."""
+    kernel = declare.maximum
+
+    @classmethod
+    def _pick(cls, a, b):
+        return a > b
+
+    @staticmethod
+    def forward(ctx, a, b):
+        ctx.save_for_backward(a, b)
+        return _run(ctx._forward_cls.kernel, a, b)
+
+    @staticmethod
+    def backward(ctx, g):
+        a, b = ctx.saved_tensors
+        need = ctx.needs_input_grad
+        tie, pick = a == b, ctx._forward_cls._pick(a, b)
+        half = g * 0.5
+        return (_sum_to(where(tie, half, where(pick, g, 0.0)), a.shape) if need[0] else None,
+                _sum_to(where(tie, half, where(pick, 0.0, g)), b.shape) if need[1] else None)
+
+
+class Minimum(Maximum):
+    kernel = declare.minimum
+
+    @classmethod
+    def _pick(cls, a, b):
+        return a < b
+
+
+def maximum(input, other):
+    """The larger element of the two tensors (NaN if either is)."""
+    return Maximum.apply(*_tensors(input, other))
+
+
+def minimum(input, other):
+    """The smaller element of the two tensors (NaN if either is)."""
+    return Minimum.apply(*_tensors(input, other))
+
+
+class Fmod(Op):
+    """The remainder of division toward zero (the sign of the dividend)."""
+    kernel, mode = declare.fmod, "trunc"
+
+    @staticmethod
+    def forward(ctx, a, b):
+        ctx.save_for_backward(a, b)
+        return _run(ctx._forward_cls.kernel, a, b)
+
+    @staticmethod
+    def backward(ctx, g):
+        a, b = ctx.saved_tensors
+        need = ctx.needs_input_grad
+        quotient = div(a, b, rounding_mode=ctx._forward_cls.mode).detach()
+        return (_sum_to(g, a.shape) if need[0] else None,
+                _sum_to(-g * quotient, b.shape) if need[1] else None)
+
+
+class Remainder(Fmod):
+    """The remainder of division rounded down (the sign of the divisor)."""
+    kernel, mode = declare.remainder, "floor"
+
+
+def _modulo(op, input, other):
+    a, b = _tensors(input, other)
+    if a.dtype == "bool":
+        a, b = cast(a, "int64"), cast(b, "int64")
+    if a.dtype not in FLOATING and not isinstance(other, Tensor) and other == 0:
+        raise RuntimeError("ZeroDivisionError")
+    return op.apply(a, b)
+
+
+def fmod(input, other):
+    """``input - trunc(input / other) * other``: the remainder with the dividend's sign."""
+    return _modulo(Fmod, input, other)
+
+
+def remainder(input, other):
+    """``input - floor(input / other) * other``: Python's ``%``, the divisor's sign."""
+    return _modulo(Remainder, input, other)
+
+
+class Atan2(Op):
+    @staticmethod
+    def forward(ctx, a, b):
+        ctx.save_for_backward(a, b)
+        return _run(declare.atan2, a, b)
+
+    @staticmethod
+    def backward(ctx, g):
+        a, b = ctx.saved_tensors
+        need = ctx.needs_input_grad
+        scale = g / (a * a + b * b)
+        return (_sum_to(scale * b, a.shape) if need[0] else None,
+                _sum_to(-scale * a, b.shape) if need[1] else None)
+
+
+def atan2(input, other):
+    """The angle of the point (other, input), in (-pi, pi]."""
+    dtype = result_type_of(input, other)
+    return Atan2.apply(*_tensors(input, other, dtype=dtype if dtype in FLOATING
+                                 else "float32"))
+
+
+class Lerp(Op):
+    """``start + weight * (end - start)``."""
+
+    @staticmethod
+    def forward(ctx, start, end, weight):
+        ctx.save_for_backward(start, end, weight)
+        return _run(declare.lerp, start, end, weight)
+
+    @staticmethod
+    def backward(ctx, g):
+        start, end, weight = ctx.saved_tensors
+        need = ctx.needs_input_grad
+        return (_sum_to(g * (1 - weight), start.shape) if need[0] else None,
+                _sum_to(g * weight, end.shape) if need[1] else None,
+                _sum_to(g * (end - start), weight.shape) if need[2] else None)
+
+
+def lerp(input, end, weight):
+    """Linear interpolation from ``input`` to ``end`` by ``weight`` (a number or tensor)."""
+    if not isinstance(end, Tensor):
+        raise TypeError(f"lerp(): argument 'end' must be Tensor, not {type(end).__name__}")
+    dtype = result_type_of(input, end)
+    if dtype not in FLOATING:
+        raise _no_kernel_for("lerp_kernel_scalar", dtype)
+    if isinstance(weight, Tensor) and weight.dtype != dtype:
+        raise RuntimeError(f"expected dtype {dtype} for `weight` but got dtype "
+                           f"{weight.dtype}")
+    return Lerp.apply(*_tensors(input, end, weight, dtype=dtype))
+
+
+# ----------------------------------------------------------------------------- logical, bitwise
+
+def _logical(kernel, name):
+    def logical(input, other):
+        for t in (input, other):
+            if not isinstance(t, (Tensor, bool, int, float)):
+                raise TypeError(f"{name}(): expected a Tensor, got {type(t).__name__}")
+        a, b = (t if isinstance(t, Tensor) else Tensor(np.array(t)) for t in (input, other))
+        return _run(kernel, a, b)
+    logical.__name__ = name
+    logical.__doc__ = f"Elementwise ``{name}`` of the truth values (nonzero is true): bool."
+    return logical
+
+
+logical_and = _logical(declare.logical_and, "logical_and")
+logical_or = _logical(declare.logical_or, "logical_or")
+logical_xor = _logical(declare.logical_xor, "logical_xor")
+
+
+def _bitwise(kernel, name):
+    def bitwise(input, other):
+        a, b = _tensors(input, other)
+        if a.dtype in FLOATING:
+            raise _no_kernel_for(f"{name}_cpu", a.dtype)
+        return _run(kernel, a, b)
+    bitwise.__name__ = name
+    bitwise.__doc__ = f"Elementwise ``{name}`` of integer or bool tensors."
+    return bitwise
+
+
+bitwise_and = _bitwise(declare.bitwise_and, "bitwise_and")
+bitwise_or = _bitwise(declare.bitwise_or, "bitwise_or")
+bitwise_xor = _bitwise(declare.bitwise_xor, "bitwise_xor")
+
+
+# ----------------------------------------------------------------------------- clamps
+
+class Clamp(Op):
+    """``input`` limited to [low, high]; a bound is a tensor or None (a number arrives as a
+    0-d tensor). The gradient goes to the input inside the bounds, else to the bound used."""
+
+    @staticmethod
+    def forward(ctx, x, low, high):
+        ctx.save_for_backward(x, low, high)
+        if high is None:
+            return _run(declare.clamp_min, x, low)
+        if low is None:
+            return _run(declare.clamp_max, x, high)
+        return _run(declare.clamp, x, low, high)
+
+    @staticmethod
+    def backward(ctx, g):
+        x, low, high = ctx.saved_tensors
+        need = ctx.needs_input_grad
+        to_high = (x > high) if high is not None else None
+        if low is not None and high is not None:
+            to_high = to_high | (low > high)
+        to_low = (x < low) if low is not None else None
+        if to_low is not None and to_high is not None:
+            to_low = to_low & ~to_high
+        outside = to_low if to_high is None else to_high if to_low is None else to_low | to_high
+        return (_sum_to(where(outside, 0.0, g), x.shape) if need[0] else None,
+                _sum_to(where(to_low, g, 0.0), low.shape) if need[1] else None,
+                _sum_to(where(to_high, g, 0.0), high.shape) if need[2] else None)
+
+
+class ClampMin(Clamp):
+    pass
+
+
+class ClampMax(Clamp):
+    pass
+
+
+def _check_bound(name, value):
+    if value is not None and not isinstance(value, (Tensor, bool, int, float, np.number)):
+        raise TypeError(f"clamp(): argument '{name}' must be a Number or a Tensor, not "
+                        f"{type(value).__name__}")
+
+
+def clamp(input, min=None, max=None):
+    """Each element limited to [min, max]; either bound a number, a tensor or None."""
+    if min is None and max is None:
+        raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
+    _check_bound("min", min)
+    _check_bound("max", max)
+    if input.dtype == "bool":
+        raise _no_kernel_for("clamp_cpu", "bool")
+    bounds = [b for b in (min, max) if b is not None]
+    x, *rest = _tensors(input, *bounds, dtype=result_type_of(input, *bounds))
+    low = rest.pop(0) if min is not None else None
+    high = rest.pop(0) if max is not None else None
+    op = Clamp if low is not None and high is not None else ClampMin if high is None \
+        else ClampMax
+    return op.apply(x, low, high)
+
+
+clip = clamp
+
+
+def clamp_min(input, min):
+    """``clamp(input, min=min)``."""
+    return clamp(input, min=min)
+
+
+def clamp_max(input, max):
+    """``clamp(input, max=max)``."""
+    return clamp(input, max=max)
+
+
+# ----------------------------------------------------------------------------- selections
+
+class Where(Op):
+    @staticmethod
+    def forward(ctx, condition, x, y):
+        ctx.save_for_backward(condition)
+        ctx.shapes = x.shape, y.shape
+        return _run(declare.where, condition, x, y)
+
+    @staticmethod
+    def backward(ctx, g):
+        (condition,) = ctx.saved_tensors
+        need = ctx.needs_input_grad
+        return (None,
+                _sum_to(where(condition, g, 0.0), ctx.shapes[0]) if need[1] else None,
+                _sum_to(where(condition, 0.0, g), ctx.shapes[1]) if need[2] else None)
+
+
+def where(condition, input=None, other=None):
+    """``input`` where ``condition`` holds, else ``other`` (tensors or numbers, broadcast)."""
+    if input is None or other is None:
+        raise TypeError("where(condition) with one argument is nonzero(condition, "
+                        "as_tuple=True); give both input and other to select between them")
+    if not isinstance(condition, Tensor) or condition.dtype != "bool":
+        got = condition.dtype if isinstance(condition, Tensor) else type(condition).__name__
+        raise RuntimeError(f"where expected condition to be a boolean tensor, but got a "
+                           f"tensor with dtype {got}")
+    if isinstance(input, Tensor) or isinstance(other, Tensor):
+        x, y = _tensors(input, other)
+    else:
+        dtype = result_type_of(input, other)
+        x, y = Tensor(np.array(input, dtype)), Tensor(np.array(other, dtype))
+    return Where.apply(condition, x, y)
+
+
+class MaskedFill(Op):
+    """``input`` with ``value`` where ``mask`` holds."""
+
+    @staticmethod
+    def forward(ctx, x, mask, value):
+        ctx.save_for_backward(mask)
+        ctx.shape = x.shape
+        return _run(declare.where, mask, value, x)
+
+    @staticmethod
+    def backward(ctx, g):
+        (mask,) = ctx.saved_tensors
+        need = ctx.needs_input_grad
+        return (_sum_to(where(mask, 0.0, g), ctx.shape) if need[0] else None, None,
+                where(mask, g, 0.0).sum() if need[2] else None)
+
+
+def masked_fill(input, mask, value):
+    """``input`` with ``value`` (a number or a 0-d tensor) where the bool ``mask`` holds."""
+    if not isinstance(mask, Tensor) or mask.dtype != "bool":
+        got = mask.dtype if isinstance(mask, Tensor) else type(mask).__name__
+        raise RuntimeError(f"masked_fill_ only supports boolean masks, but got mask with dtype "
+                           f"{got}")
+    if isinstance(value, Tensor):
+        if value.ndim:
+            raise RuntimeError("masked_fill_ only supports a 0-dimensional value tensor, but "
+                               f"got tensor with {value.ndim} dimension(s).")
+        value = cast(value, input.dtype)
+    else:
+        if not isinstance(value, (bool, int, float, np.number)):
+            raise TypeError(f"masked_fill(): argument 'value' must be a Number or a 0-d "
+                            f"Tensor, not {type(value).__name__}")
+        value = Tensor(np.array(value).astype(input.dtype))
+    broadcast_shape(input.shape, mask.shape)
+    return MaskedFill.apply(input, mask, value)

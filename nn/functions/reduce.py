@@ -1,30 +1,78 @@
-"""Reductions over dimensions: sum, mean, max (values and indices)."""
+"""Reductions over dimensions (sum, mean, max/min with indices, amax/amin, argmax/argmin,
+var/std, prod, logsumexp, all/any, norm), cumulative sums and products, and softmax,
+log-softmax and softmin along a dimension, with PyTorch's signatures and gradients.
+
+Several-stage reductions (variance, logsumexp, log-softmax and the softmax gradients) run as
+one fused kernel each. Gradients of the smooth ones are written in operators or as a
+gradient Function whose own backward is in operators, so they can be differentiated again.
+"""
 from __future__ import annotations
 
+import builtins
+import collections
+import warnings
 
 import numpy as np
 
 from nn.ops import cpu, declare
 
+from .base import (FLOATING, Op, Tensor, _dim, _dims, _kept, _kernel, _reduced, arange, cast,
+                   max_result)
+from .elementwise import maximum, minimum, where
 from .shape import expand
-from .base import (cast, Op, _dim, _dims, _kept, _kernel,
-                   _reduced, arange, max_result)
+
+__all__ = ["sum", "mean", "max", "min", "amax", "amin", "argmax", "argmin", "var", "std",
+           "var_mean", "std_mean", "prod", "logsumexp", "all", "any", "softmax", "log_softmax",
+           "softmin", "cumsum", "cumprod", "norm"]
+
+FUSED = declare.schedule_fused_reduce
+min_result = collections.namedtuple("min", ["values", "indices"])
 
 
-__all__ = ['sum', 'mean', 'max']
+def _all_dims(dim, ndim):
+    """Reduced axes; None or an empty tuple mean all."""
+    if dim is None or (isinstance(dim, (tuple, list)) and not dim):
+        return tuple(range(ndim))
+    return _dims(dim, ndim)
 
+
+def _axis(dims):
+    """Reduced axes as the CPU reductions take them: None for all."""
+    return dims or None
+
+
+def _axes(dims):
+    """Reduced axes as a tuple for the fused declarations (a 0-d input runs as shape (1,))."""
+    return dims or (0,)
+
+
+def _spread(g, shape, dims):
+    """A gradient of the reduced shape repeated over the reduced ``dims`` of ``shape``."""
+    return expand(g.reshape(_kept(shape, dims)), shape)
+
+
+def _dtype(dtype):
+    return None if dtype is None else np.dtype(dtype).name
+
+
+def _floating_only(x, name, message=None):
+    if x.dtype not in FLOATING:
+        raise RuntimeError(message or f"{name}(): expected a floating point input, got "
+                           f"{x.dtype}")
+
+
+# ----------------------------------------------------------------------------- sum, mean
 
 class Sum(Op):
     @staticmethod
     def forward(ctx, x, dims, keepdim):
         ctx.shape, ctx.dims = x.shape, dims
         return _kernel(cpu.sum, x._data, out_shape=_reduced(x.shape, dims, keepdim),
-                       axis=dims or None, keepdims=keepdim)
+                       axis=_axis(dims), keepdims=keepdim)
 
     @staticmethod
     def backward(ctx, g):
-        kept = g.reshape(_kept(ctx.shape, ctx.dims))
-        return expand(kept, ctx.shape), None, None
+        return _spread(g, ctx.shape, ctx.dims), None, None
 
 
 class Mean(Op):
@@ -33,24 +81,60 @@ class Mean(Op):
         ctx.shape, ctx.dims = x.shape, dims
         ctx.count = int(np.prod([x.shape[d] for d in dims]))
         return _kernel(cpu.mean, x._data, out_shape=_reduced(x.shape, dims, keepdim),
-                       axis=dims or None, keepdims=keepdim)
+                       axis=_axis(dims), keepdims=keepdim)
 
     @staticmethod
     def backward(ctx, g):
-        kept = g.reshape(_kept(ctx.shape, ctx.dims)) * (1.0 / ctx.count)
-        return expand(kept, ctx.shape), None, None
+        return _spread(g * (1.0 / ctx.count), ctx.shape, ctx.dims), None, None
 
+
+class SumDim(Sum):
+    """``sum`` given ``dim`` (PyTorch's second overload, so its node is ``SumBackward1``)."""
+
+
+class MeanDim(Mean):
+    """``mean`` given ``dim`` (``MeanBackward1``)."""
+
+
+SumDim._node_cls.__name__ = "SumBackward1"
+MeanDim._node_cls.__name__ = "MeanBackward1"
+
+
+def sum(input, dim=None, keepdim=False, *, dtype=None):
+    """Sum over ``dim`` (an int, a tuple, or None for all); bool and ints sum to int64."""
+    if dtype is not None:
+        input = cast(input, _dtype(dtype))
+    elif input.dtype not in FLOATING:
+        input = cast(input, "int64")
+    return (Sum if dim is None else SumDim).apply(input, _all_dims(dim, input.ndim), keepdim)
+
+
+def mean(input, dim=None, keepdim=False, *, dtype=None):
+    """The mean over ``dim`` (floating inputs, or give ``dtype``)."""
+    if dtype is not None:
+        input = cast(input, _dtype(dtype))
+    _floating_only(input, "mean", "mean(): could not infer output dtype. Input dtype must be "
+                   "either a floating point or complex dtype. Got: "
+                   f"{input.dtype.capitalize() if input.dtype != 'int64' else 'Long'}")
+    return (Mean if dim is None else MeanDim).apply(input, _all_dims(dim, input.ndim), keepdim)
+
+
+# ----------------------------------------------------------------------------- max, min
 
 class Max(Op):
-    """The maximum along one dimension, and its (first) index."""
+    """The maximum along one dimension, and its (first) index; the gradient goes to it."""
+    kernel, arg_kernel = cpu.max, declare.argmax
 
     @staticmethod
     def forward(ctx, x, dim, keepdim):
         ctx.shape, ctx.dim = x.shape, dim
+        cls = ctx._forward_cls
         out_shape = _reduced(x.shape, (dim,), keepdim)
-        values = _kernel(cpu.max, x._data, out_shape=out_shape, axis=dim, keepdims=keepdim)
-        indices = _kernel(declare.argmax, x._data, out_shape=out_shape, axis=dim, keepdims=keepdim)
+        values = _kernel(cls.kernel, x._data, out_shape=out_shape, axis=dim, keepdims=keepdim)
+        indices = _kernel(cls.arg_kernel, x._data, out_shape=out_shape, axis=dim,
+                          keepdims=keepdim)
         ctx.save_for_backward(indices)
+        ctx.mark_non_differentiable(indices)
         return values, indices
 
     @staticmethod
@@ -63,23 +147,498 @@ class Max(Op):
         return mask * g.reshape(kept), None, None
 
 
-def sum(x, dim=None, keepdim=False):
-    """Sum over ``dim`` (an int, a tuple, or None for all); bool and int sum to int64."""
-    if not x.is_floating_point():
-        x = cast(x, "int64")
-    return Sum.apply(x, _dims(dim, x.ndim), keepdim)
+class Min(Max):
+    kernel, arg_kernel = cpu.min, declare.argmin
 
 
-def mean(x, dim=None, keepdim=False):
-    if not x.is_floating_point():
-        raise RuntimeError("mean(): could not infer output dtype. Input dtype must be either "
-                           f"a floating point or complex dtype. Got: {x.dtype}")
-    return Mean.apply(x, _dims(dim, x.ndim), keepdim)
+class Amax(Op):
+    """The maximum over dimensions; ties share the gradient evenly, as PyTorch's."""
+    kernel = cpu.max
+
+    @staticmethod
+    def forward(ctx, x, dims, keepdim):
+        out = _kernel(ctx._forward_cls.kernel, x._data,
+                      out_shape=_reduced(x.shape, dims, keepdim), axis=_axis(dims),
+                      keepdims=keepdim)
+        ctx.dims = dims
+        ctx.save_for_backward(x, out)
+        return out
+
+    @staticmethod
+    def backward(ctx, g):
+        x, out = ctx.saved_tensors
+        kept = _kept(x.shape, ctx.dims)
+        hit = (x == out.reshape(kept)).to(g.dtype)
+        share = hit / hit.sum(ctx.dims, keepdim=True)
+        return share * g.reshape(kept), None, None
 
 
-def max(x, dim=None, keepdim=False):
-    """The largest element, or over ``dim`` a (values, indices) named tuple."""
+class Amin(Amax):
+    kernel = cpu.min
+
+
+class MaxAll(Amax):
+    """``max(input)``: the largest element (ties share the gradient)."""
+
+
+class MinAll(Amin):
+    """``min(input)``: the smallest element (ties share the gradient)."""
+
+
+MaxAll._node_cls.__name__ = "MaxBackward1"
+MinAll._node_cls.__name__ = "MinBackward1"
+
+
+def _not_empty(x, name, what="reduction dim to be specified"):
+    if x.numel() == 0:
+        raise RuntimeError(f"{name}(): Expected {what} for input.numel() == 0. Specify the "
+                           "reduction dim with the 'dim' argument.")
+
+
+def _extremum(name, whole, along, pair, input, dim, keepdim):
+    """max / min in their three forms: whole tensor, along ``dim``, against a tensor."""
+    if isinstance(dim, Tensor):
+        if keepdim:
+            raise TypeError(f"{name}(input, other) takes no keepdim")
+        return pair(input, dim)
     if dim is None:
-        return max(x.reshape(-1), 0).values
-    values, indices = Max.apply(x, _dim(dim, x.ndim), keepdim)
-    return max_result(values, indices)
+        _not_empty(input, name)
+        return whole.apply(input, tuple(range(input.ndim)), False)
+    values, indices = along.apply(input, _dim(dim, input.ndim), keepdim)
+    return (max_result if name == "max" else min_result)(values, indices)
+
+
+def max(input, dim=None, keepdim=False):
+    """The largest element; over ``dim`` a (values, indices) named tuple; with a tensor as
+    second argument, the elementwise ``maximum``."""
+    return _extremum("max", MaxAll, Max, maximum, input, dim, keepdim)
+
+
+def min(input, dim=None, keepdim=False):
+    """The smallest element; over ``dim`` a (values, indices) named tuple; with a tensor as
+    second argument, the elementwise ``minimum``."""
+    return _extremum("min", MinAll, Min, minimum, input, dim, keepdim)
+
+
+def amax(input, dim=(), keepdim=False):
+    """The maximum over ``dim`` (all when empty)."""
+    return Amax.apply(input, _all_dims(dim, input.ndim), keepdim)
+
+
+def amin(input, dim=(), keepdim=False):
+    """The minimum over ``dim`` (all when empty)."""
+    return Amin.apply(input, _all_dims(dim, input.ndim), keepdim)
+
+
+def _arg(name, kernel, input, dim, keepdim):
+    if dim is None:
+        _not_empty(input, name, "reduction dim to be specified")
+        out = _arg(name, kernel, input.reshape(-1), 0, False)
+        return out.reshape((1,) * input.ndim) if keepdim else out
+    dim = _dim(dim, input.ndim)
+    shape = _reduced(input.shape, (dim,), keepdim)
+    if input.ndim == 0:
+        return Tensor(np.zeros(shape, "int64"))
+    return _kernel(kernel, input._data, out_shape=shape, axis=dim, keepdims=keepdim)
+
+
+def argmax(input, dim=None, keepdim=False):
+    """The index of the first maximum over ``dim`` (of the flattened input when None)."""
+    return _arg("argmax", declare.argmax, input, dim, keepdim)
+
+
+def argmin(input, dim=None, keepdim=False):
+    """The index of the first minimum over ``dim`` (of the flattened input when None)."""
+    return _arg("argmin", declare.argmin, input, dim, keepdim)
+
+
+# ----------------------------------------------------------------------------- var, std
+
+class Var(Op):
+    """The variance over ``dims`` with ``correction`` (1: Bessel's), one fused kernel."""
+    root = False
+
+    @staticmethod
+    def forward(ctx, x, dims, correction, keepdim):
+        ctx.dims, ctx.correction = dims, correction
+        out = _kernel(declare.variance, x._data, out_shape=_reduced(x.shape, dims, keepdim),
+                      axis=_axes(dims), keepdims=keepdim, correction=correction,
+                      root=ctx._forward_cls.root, schedule=FUSED)
+        ctx.save_for_backward(x, out)
+        return out
+
+    @staticmethod
+    def backward(ctx, g):
+        x, out = ctx.saved_tensors
+        kept = _kept(x.shape, ctx.dims)
+        count = int(np.prod([x.shape[d] for d in ctx.dims]))
+        centered = x - x.mean(ctx.dims, keepdim=True)
+        scale = g.reshape(kept) * (1.0 / builtins.max(count - ctx.correction, 0))
+        if ctx._forward_cls.root:
+            return centered * (scale / out.reshape(kept)), None, None, None
+        return centered * (scale * 2), None, None, None
+
+
+class Std(Var):
+    root = True
+
+
+def _correction(name, dim, unbiased, correction):
+    if isinstance(dim, bool):           # var(input, unbiased)
+        dim, unbiased = None, dim
+    if unbiased is not None and correction is not None:
+        raise RuntimeError(f"{name}(): can't specify both unbiased and correction")
+    if correction is None:
+        correction = 1 if unbiased is None or unbiased else 0
+    return dim, float(correction)
+
+
+def _spread_op(op, name, input, dim, unbiased, keepdim, correction):
+    dim, correction = _correction(name, dim, unbiased, correction)
+    if input.dtype not in FLOATING:
+        raise RuntimeError("std and var only support floating point and complex dtypes")
+    dims = _all_dims(dim, input.ndim)
+    count = int(np.prod([input.shape[d] for d in dims]))
+    if count - correction <= 0:
+        warnings.warn(f"{name}(): degrees of freedom is <= 0. Correction should be strictly "
+                      "less than the reduction factor (input numel divided by output numel).",
+                      UserWarning, stacklevel=3)
+    return op.apply(input, dims, correction, keepdim)
+
+
+def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    """The variance over ``dim``; ``correction`` (default 1) is subtracted from the count;
+    ``unbiased=False`` means correction 0."""
+    return _spread_op(Var, "var", input, dim, unbiased, keepdim, correction)
+
+
+def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    """The standard deviation over ``dim`` (see ``var``)."""
+    return _spread_op(Std, "std", input, dim, unbiased, keepdim, correction)
+
+
+def var_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    """(var, mean) over ``dim``."""
+    dims = _all_dims(_correction("var_mean", dim, unbiased, correction)[0], input.ndim)
+    return (var(input, dim, unbiased, keepdim, correction=correction),
+            mean(input, dims, keepdim))
+
+
+def std_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    """(std, mean) over ``dim``."""
+    dims = _all_dims(_correction("std_mean", dim, unbiased, correction)[0], input.ndim)
+    return (std(input, dim, unbiased, keepdim, correction=correction),
+            mean(input, dims, keepdim))
+
+
+# ----------------------------------------------------------------------------- prod, logsumexp
+
+class ProdOthers(Op):
+    """For each element along ``dim``, the product of the others (the gradient of prod,
+    exact where elements are zero)."""
+
+    @staticmethod
+    def forward(ctx, x, dim):
+        out = _kernel(declare.product_of_others, x._data, out_shape=x.shape, axis=dim)
+        ctx.save_for_backward(x, out)
+        ctx.dim = dim
+        return out
+
+    @staticmethod
+    def backward(ctx, g):
+        x, out = ctx.saved_tensors
+        total = (g * out).sum(ctx.dim, keepdim=True)
+        return (total - g * out) / x, None
+
+
+class Prod(Op):
+    @staticmethod
+    def forward(ctx, x, dim, keepdim):
+        ctx.save_for_backward(x)
+        ctx.dim = dim
+        return _kernel(declare.prod, x._data, out_shape=_reduced(x.shape, (dim,), keepdim),
+                       axis=dim, keepdims=keepdim, schedule=cpu.schedule_reduce)
+
+    @staticmethod
+    def backward(ctx, g):
+        (x,) = ctx.saved_tensors
+        kept = _kept(x.shape, (ctx.dim,))
+        return g.reshape(kept) * ProdOthers.apply(x, ctx.dim), None, None
+
+
+class ProdDim(Prod):
+    """``prod`` given ``dim`` (``ProdBackward1``)."""
+
+
+ProdDim._node_cls.__name__ = "ProdBackward1"
+
+
+def prod(input, dim=None, keepdim=False, *, dtype=None):
+    """The product over ``dim`` (an int; all elements when None); ints multiply in int64."""
+    if dtype is not None:
+        input = cast(input, _dtype(dtype))
+    elif input.dtype not in FLOATING:
+        input = cast(input, "int64")
+    if dim is None:
+        out = Prod.apply(input.reshape(-1) if input.ndim else input.reshape(1), 0, False)
+        return out.reshape((1,) * input.ndim) if keepdim else out
+    return ProdDim.apply(input, _dim(dim, input.ndim), keepdim)
+
+
+class Logsumexp(Op):
+    @staticmethod
+    def forward(ctx, x, dims, keepdim):
+        out = _kernel(declare.logsumexp, x._data, out_shape=_reduced(x.shape, dims, keepdim),
+                      axis=_axes(dims), keepdims=keepdim, schedule=FUSED)
+        ctx.dims = dims
+        ctx.save_for_backward(x, out)
+        return out
+
+    @staticmethod
+    def backward(ctx, g):
+        x, out = ctx.saved_tensors
+        kept = _kept(x.shape, ctx.dims)
+        return g.reshape(kept) * (x - out.reshape(kept)).exp(), None, None
+
+
+def logsumexp(input, dim, keepdim=False):
+    """``log(sum(exp(input)))`` over ``dim``, computed stably."""
+    if input.dtype not in FLOATING:
+        input = cast(input, "float32")
+    return Logsumexp.apply(input, _all_dims(dim, input.ndim), keepdim)
+
+
+# ----------------------------------------------------------------------------- all, any
+
+def _truth(kernel, input, dim, keepdim):
+    dims = _all_dims(dim, input.ndim)
+    out = _kernel(kernel, input._data, out_shape=_reduced(input.shape, dims, keepdim),
+                  axis=_axis(dims), keepdims=keepdim, schedule=cpu.schedule_reduce)
+    return Tensor(out._data.view("bool"))
+
+
+def all(input, dim=None, keepdim=False):
+    """Whether all elements over ``dim`` are nonzero (bool)."""
+    return _truth(declare.all, input, dim, keepdim)
+
+
+def any(input, dim=None, keepdim=False):
+    """Whether any element over ``dim`` is nonzero (bool)."""
+    return _truth(declare.any, input, dim, keepdim)
+
+
+# ----------------------------------------------------------------------------- softmax
+
+def _softmax_dim(name, ndim):
+    warnings.warn(f"Implicit dimension choice for {name} has been deprecated. Change the call "
+                  "to include dim=X as an argument.", UserWarning, stacklevel=3)
+    return 0 if ndim in (0, 1, 3) else 1
+
+
+def _softmax_input(name, input, dim, dtype):
+    if dtype is not None:
+        input = cast(input, _dtype(dtype))
+    if input.dtype not in FLOATING:
+        raise NotImplementedError(f'"{name}_lastdim_kernel_impl" not implemented for '
+                                  f"'{input.dtype}'")
+    dim = _softmax_dim(name, input.ndim) if dim is None else dim
+    return input, _dim(dim, input.ndim)
+
+
+class SoftmaxBackwardData(Op):
+    """The gradient of softmax, ``y * (g - sum(g * y))``, as one kernel."""
+
+    @staticmethod
+    def forward(ctx, g, y, dim):
+        ctx.save_for_backward(g, y)
+        ctx.dim = dim
+        return _kernel(declare.softmax_backward, g._data, y._data, out_shape=g.shape,
+                       axis=dim, schedule=FUSED)
+
+    @staticmethod
+    def backward(ctx, gg):
+        g, y = ctx.saved_tensors
+        need = ctx.needs_input_grad
+        gg_g = SoftmaxBackwardData.apply(gg, y, ctx.dim) if need[0] else None
+        gg_y = None
+        if need[1]:
+            gy = (g * y).sum(ctx.dim, keepdim=True)
+            ggy = (gg * y).sum(ctx.dim, keepdim=True)
+            gg_y = gg * (g - gy) - g * ggy
+        return gg_g, gg_y, None
+
+
+class Softmax(Op):
+    @staticmethod
+    def forward(ctx, x, dim):
+        out = _kernel(cpu.softmax, x._data if x.ndim else x._data.reshape(1),
+                      out_shape=x.shape, axis=dim)
+        ctx.save_for_backward(out)
+        ctx.dim = dim
+        return out
+
+    @staticmethod
+    def backward(ctx, g):
+        (y,) = ctx.saved_tensors
+        return SoftmaxBackwardData.apply(g, y, ctx.dim), None
+
+
+class LogSoftmaxBackwardData(Op):
+    """The gradient of log-softmax, ``g - exp(y) * sum(g)``, as one kernel."""
+
+    @staticmethod
+    def forward(ctx, g, y, dim):
+        ctx.save_for_backward(g, y)
+        ctx.dim = dim
+        return _kernel(declare.log_softmax_backward, g._data, y._data, out_shape=g.shape,
+                       axis=dim, schedule=FUSED)
+
+    @staticmethod
+    def backward(ctx, gg):
+        g, y = ctx.saved_tensors
+        need = ctx.needs_input_grad
+        p = y.exp()
+        gg_g = gg - (gg * p).sum(ctx.dim, keepdim=True) if need[0] else None
+        gg_y = -gg * p * g.sum(ctx.dim, keepdim=True) if need[1] else None
+        return gg_g, gg_y, None
+
+
+class LogSoftmax(Op):
+    @staticmethod
+    def forward(ctx, x, dim):
+        out = _kernel(declare.log_softmax, x._data, out_shape=x.shape, axis=dim,
+                      schedule=FUSED)
+        ctx.save_for_backward(out)
+        ctx.dim = dim
+        return out
+
+    @staticmethod
+    def backward(ctx, g):
+        (y,) = ctx.saved_tensors
+        return LogSoftmaxBackwardData.apply(g, y, ctx.dim), None
+
+
+def softmax(input, dim=None, _stacklevel=3, dtype=None):
+    """``exp(x) / sum(exp(x))`` along ``dim``, stable (the maximum is subtracted first)."""
+    return Softmax.apply(*_softmax_input("softmax", input, dim, dtype))
+
+
+def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
+    """``x - logsumexp(x)`` along ``dim``, in one stable kernel."""
+    return LogSoftmax.apply(*_softmax_input("log_softmax", input, dim, dtype))
+
+
+def softmin(input, dim=None, _stacklevel=3, dtype=None):
+    """``softmax(-input)`` along ``dim``."""
+    input, dim = _softmax_input("softmin", input, dim, dtype)
+    return Softmax.apply(-input, dim)
+
+
+# ----------------------------------------------------------------------------- cumulative
+
+class Cumsum(Op):
+    """The running sum along ``dim`` (from the end when ``reverse``, for the gradient)."""
+
+    @staticmethod
+    def forward(ctx, x, dim, reverse):
+        ctx.dim, ctx.reverse = dim, reverse
+        return _kernel(declare.cumulative, x._data, out_shape=x.shape, axis=dim, op="sum",
+                       reverse=reverse)
+
+    @staticmethod
+    def backward(ctx, g):
+        return Cumsum.apply(g, ctx.dim, not ctx.reverse), None, None
+
+
+class Cumprod(Op):
+    """The running product along ``dim``; the gradient divides by the input, so it is
+    exact for nonzero inputs."""
+
+    @staticmethod
+    def forward(ctx, x, dim):
+        out = _kernel(declare.cumulative, x._data, out_shape=x.shape, axis=dim, op="prod",
+                      reverse=False)
+        ctx.save_for_backward(x, out)
+        ctx.dim = dim
+        return out
+
+    @staticmethod
+    def backward(ctx, g):
+        x, out = ctx.saved_tensors
+        return Cumsum.apply(g * out, ctx.dim, True) / x, None
+
+
+def _cumulative_input(input, dim, dtype):
+    if dtype is not None:
+        input = cast(input, _dtype(dtype))
+    elif input.dtype not in FLOATING:
+        input = cast(input, "int64")
+    if input.ndim == 0:
+        return input.reshape(1), 0
+    return input, _dim(dim, input.ndim)
+
+
+def cumsum(input, dim, *, dtype=None):
+    """The running sum along ``dim`` (ints accumulate in int64)."""
+    x, d = _cumulative_input(input, dim, dtype)
+    out = Cumsum.apply(x, d, False)
+    return out if input.ndim else out.reshape(())
+
+
+def cumprod(input, dim, *, dtype=None):
+    """The running product along ``dim`` (ints accumulate in int64)."""
+    x, d = _cumulative_input(input, dim, dtype)
+    out = Cumprod.apply(x, d)
+    return out if input.ndim else out.reshape(())
+
+
+# ----------------------------------------------------------------------------- norm
+
+class Norm2(Op):
+    """The Euclidean norm over ``dims`` in one kernel; the gradient is zero at zero."""
+
+    @staticmethod
+    def forward(ctx, x, dims, keepdim):
+        out = _kernel(declare.norm2, x._data, out_shape=_reduced(x.shape, dims, keepdim),
+                      axis=_axes(dims), keepdims=keepdim, schedule=FUSED)
+        ctx.dims = dims
+        ctx.save_for_backward(x, out)
+        return out
+
+    @staticmethod
+    def backward(ctx, g):
+        x, out = ctx.saved_tensors
+        kept = _kept(x.shape, ctx.dims)
+        norm = out.reshape(kept)
+        return where(norm == 0, 0.0, x / norm) * g.reshape(kept), None, None
+
+
+Norm2._node_cls.__name__ = "LinalgVectorNormBackward0"
+
+
+def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
+    """The vector norm over ``dim``: ``p`` = 2 or "fro" (default), 1, inf, -inf, 0 or any
+    number (``sum(|x|^p)^(1/p)``)."""
+    if dtype is not None:
+        input = cast(input, _dtype(dtype))
+    if input.dtype not in FLOATING:
+        raise RuntimeError("linalg.vector_norm: Expected a floating point or complex tensor as "
+                           f"input. Got {input.dtype}")
+    if isinstance(dim, int):
+        dim = (dim,)
+    dims = _all_dims(dim, input.ndim)
+    if p in ("fro", 2, 2.0):
+        return Norm2.apply(input, dims, keepdim)
+    if isinstance(p, str):
+        raise RuntimeError(f"norm(): unsupported p={p!r} for a vector norm; use a number or "
+                           "'fro'")
+    a = input.abs()
+    if p == float("inf"):
+        return amax(a, dims, keepdim)
+    if p == -float("inf"):
+        return amin(a, dims, keepdim)
+    if p == 0:
+        return (a != 0).to(input.dtype).sum(dims, keepdim)
+    if p == 1:
+        return a.sum(dims, keepdim)
+    return (a ** p).sum(dims, keepdim) ** (1.0 / p)
