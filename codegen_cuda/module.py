@@ -61,7 +61,10 @@ def _gpu_view(arg, name):
         from numba import cuda
         dev = cuda.as_cuda_array(arg)
     iface = getattr(dev, "__cuda_array_interface__", None)
-    ptr = iface["data"][0] if iface else id(dev)
+    if iface:
+        ptr = iface["data"][0]
+    else:                   # numba's simulator: a fake device array around a numpy array
+        ptr = np.asarray(getattr(dev, "_ary", dev)).__array_interface__["data"][0]
     contiguous = dev.is_c_contiguous() if hasattr(dev, "is_c_contiguous") else True
     return ptr, tuple(dev.shape), np.dtype(dev.dtype).name, contiguous, True, dev
 

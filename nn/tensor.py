@@ -460,6 +460,10 @@ class Tensor:
     def expand_as(self, other):
         return F.expand(self, other.shape)
 
+    def where(self, condition, other):
+        """``nn.where(condition, self, other)``."""
+        return F.where(condition, self, other)
+
     def type_as(self, other):
         return self.to(other.dtype)
 
@@ -483,6 +487,7 @@ class Tensor:
 # the result into this tensor's storage (see ``Tensor._inplace``).
 METHODS = """
     add sub mul div true_divide neg negative pow matmul mm bmm mv dot outer addmm
+    absolute subtract multiply divide
     lt le gt ge eq ne
     less less_equal greater greater_equal equal not_equal
     exp exp2 log log2 log10 log1p expm1 sqrt rsqrt square abs sign sin cos tan asin acos atan
@@ -500,7 +505,7 @@ METHODS = """
 INPLACE = """
     add sub mul div pow neg exp log sqrt abs sigmoid tanh relu clamp clamp_min clamp_max
     floor ceil round trunc reciprocal sign sin cos lerp masked_fill scatter scatter_add
-    index_fill index_add fmod remainder
+    index_fill index_add fmod remainder clip exp2 square frac atan2
 """.split()
 
 

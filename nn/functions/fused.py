@@ -9,19 +9,24 @@ with ``autograd.grad(create_graph=True)``, so the gradient can be differentiated
 """
 from __future__ import annotations
 
-import numpy as np
-
 from nn.ops import cpu
 
 from .. import autograd
-from .base import Op, Tensor, kernel_calls
+from .. import device as devices
+from ..device import is_gpu
+from .base import Op, Tensor, _gpu_kernel, _host_contiguous, dtype_name, kernel_calls
 
 
 def run_kernel(declare, *arrays, schedule=None, **params):
     """The arrays that the compiled ``declare`` returns for ``arrays`` (always a tuple);
-    counted in ``kernel_calls`` as ``base._kernel`` counts."""
-    arrays = [np.ascontiguousarray(a) for a in arrays]
-    f = cpu.build(declare, [a.shape for a in arrays], [a.dtype.name for a in arrays],
+    counted in ``kernel_calls`` as ``base._kernel`` counts. When one of ``arrays`` is on the
+    GPU, the others (indices, noise drawn on the host) join it there and the GPU build runs."""
+    if any(map(is_gpu, arrays)):
+        arrays = [devices.move(a, devices.CUDA) for a in arrays]
+        out = _gpu_kernel(declare, arrays, params)
+        return out if isinstance(out, tuple) else (out,)
+    arrays = [a if a.flags.c_contiguous else _host_contiguous(a) for a in arrays]
+    f = cpu.build(declare, [a.shape for a in arrays], [dtype_name(a.dtype) for a in arrays],
                   schedule=schedule, **params)
     kernel_calls[declare.__name__] += 1
     out = f(*arrays)

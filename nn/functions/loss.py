@@ -17,6 +17,7 @@ import numpy as np
 
 from nn.ops import loss as ops
 
+from .. import device as devices
 from .base import Tensor, broadcast_shape
 from .fused import FusedOp, run_kernel
 
@@ -84,7 +85,7 @@ def _class_targets(target, classes, ignore_index):
     if target.dtype not in ("int64", "int32", "uint8", "int16", "int8"):
         raise RuntimeError(f"expected scalar type Long but found {target.dtype} (class-index "
                            "targets are integers; class probabilities have the input's shape)")
-    data = target._data
+    data = devices.host(target._data)     # a check of the indices, on the host
     bad = (data != ignore_index) & ((data < 0) | (data >= classes))
     if bad.any():
         raise IndexError(f"Target {int(data[bad].reshape(-1)[0])} is out of bounds.")
@@ -422,7 +423,7 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
         raise ValueError(f"Using a target size ({list(target.shape)}) that is different to "
                          f"the input size ({list(input.shape)}) is deprecated. Please ensure "
                          "they have the same size.")
-    data = input._data
+    data = devices.host(input._data)      # the range check, on the host
     if np.any((data < 0) | (data > 1)):
         raise RuntimeError("all elements of input should be between 0 and 1")
     return _pointwise("bce", input, target, reduction, weight=weight)

@@ -54,6 +54,7 @@ def reduce_across_threads(s, out, num_thread=32, rows_per_block=8):
     k = s[out].fuse(*reduce_axes) if len(reduce_axes) > 1 else reduce_axes[0]
     _, ki = s[out].split(k, factor=num_thread)
     rf = s.rfactor(out, ki)
+    rf = rf[0] if isinstance(rf, (list, tuple)) else rf     # a tuple reduction: one stage
     data = list(s[out].op.axis)
     fused = s[out].fuse(*data) if len(data) > 1 else data[0]
     bx, ty = s[out].split(fused, factor=rows_per_block)
@@ -168,7 +169,9 @@ def schedule_auto(outs, num_thread=128, reduce_threads=32):
     elementwise producers are inlined; every remaining stage (the outputs, and reductions that
     feed them) runs as a kernel of its own. Elementwise stages spread their fused data axes
     over blocks of ``num_thread`` threads, one element each; reductions share each output's
-    reduction among ``reduce_threads`` threads (rfactor and a cross-thread combine)."""
+    reduction among ``reduce_threads`` threads (rfactor and a cross-thread combine), except
+    tuple reductions (several outputs, as mean and variance together), which one thread per
+    output computes serially."""
     outs = list(outs) if isinstance(outs, (list, tuple)) else [outs]
     s = te.create_schedule([o.op for o in outs])
     _inline_producers(s, {o.op for o in outs})
@@ -186,7 +189,7 @@ def schedule_auto(outs, num_thread=128, reduce_threads=32):
             stage.compute_at(s[scalar_consumer], s[scalar_consumer].leaf_iter_vars[-1])
         elif stage.op is scalar_consumer.op if scalar_consumer is not None else False:
             continue
-        elif stage.op.is_reduction:
+        elif stage.op.is_reduction and len(stage.op.outputs) == 1:
             reduce_across_threads(s, out, reduce_threads, max(1, num_thread // reduce_threads))
         else:
             axes = list(stage.op.axis)

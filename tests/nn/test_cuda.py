@@ -87,3 +87,24 @@ def test_kernels_of_gpu_tensors_are_cuda_builds(monkeypatch):
 def test_mixing_devices_is_an_error():
     with pytest.raises(RuntimeError, match="same device"):
         nn.ones(3) @ nn.ones(3, 2).cuda()
+
+
+def test_norm_and_loss_kernels():
+    target = np.array([2, 0, 1])
+
+    def loss(x, w, b):
+        h = nn.functional.batch_norm(x, None, None, w, b, training=True)
+        t = nn.tensor(target).to(x.device)
+        return nn.functional.cross_entropy(h, t) + nn.functional.mse_loss(h, h * 0.5)
+    same_on_both(loss, RNG.standard_normal((3, 4)).astype("float32"),
+                 RNG.uniform(0.5, 1.5, 4).astype("float32"),
+                 RNG.standard_normal(4).astype("float32"), rtol=1e-4)
+
+
+def test_dropout_masks_on_the_gpu():
+    nn.manual_seed(0)
+    x = nn.ones(64, device="cuda")
+    y = nn.functional.dropout(x, 0.5)
+    assert y.is_cuda
+    values = set(np.round(y.cpu().numpy(), 6).tolist())
+    assert values <= {0.0, 2.0} and len(values) == 2
