@@ -85,11 +85,14 @@ def _class_targets(target, classes, ignore_index):
     if target.dtype not in ("int64", "int32", "uint8", "int16", "int8"):
         raise RuntimeError(f"expected scalar type Long but found {target.dtype} (class-index "
                            "targets are integers; class probabilities have the input's shape)")
-    data = devices.host(target._data)     # a check of the indices, on the host
-    bad = (data != ignore_index) & ((data < 0) | (data >= classes))
-    if bad.any():
-        raise IndexError(f"Target {int(data[bad].reshape(-1)[0])} is out of bounds.")
-    return target.to("int64")
+    target = target.to("int64")
+    if target.numel():
+        (found, value), = [devices.host(a).tolist() for a in run_kernel(
+            ops.first_bad_target, target._data.reshape(-1), classes=classes,
+            ignore_index=ignore_index)]
+        if found:
+            raise IndexError(f"Target {value} is out of bounds.")
+    return target
 
 
 def _check_weight(weight, classes, dtype):

@@ -397,3 +397,20 @@ def schedule_loss_grad(outs):
         axes = [n, d, c]
     schedule_rows(s, outs[0], axes)
     return s
+
+
+def first_bad_target(target, *, classes, ignore_index):
+    """The first class index of ``target`` (1-d, int64) outside [0, classes) that is not
+    ``ignore_index``, as a (1,) tensor of [found, value]: the bounds check of the class-index
+    losses, run as a kernel over the targets instead of numpy arithmetic on them."""
+    n = target.shape[0].value
+    k = te.reduce_axis((0, n), name="k")
+    t = target[k]
+    bad = te.all(t.not_equal(te.const(ignore_index, "int64")),
+                 te.any(t < te.const(0, "int64"), t >= te.const(classes, "int64")))
+    never = te.const(n, "int64")
+    first = te.compute((1,), lambda _: te.min(te.select(bad, k.var.astype("int64"), never),
+                                              axis=k), name="first_bad")
+    return te.compute((2,), lambda i: te.select(
+        i.equal(0), (first[0] < never).astype("int64"),
+        target[te.min(first[0], never - 1)]), name="bad_target")
