@@ -1,4 +1,129 @@
-"""(to be written: see issue 5)"""
+"""Conv1d and Conv2d, as torch.nn has them: PyTorch's arguments, checks, default
+initialization and repr; the padding modes other than zeros pad with ``nn.functional.pad``
+first and convolve without padding."""
 from __future__ import annotations
 
-__all__ = []
+import math
+
+import numpy as np
+
+from .. import init
+from ..functions import conv as F
+from .module import Module, Parameter
+
+__all__ = ["Conv1d", "Conv2d"]
+
+_PADDING_MODES = {"zeros", "reflect", "replicate", "circular"}
+
+
+def _ntuple(value, n):
+    if isinstance(value, (int, np.integer)):
+        return (int(value),) * n
+    values = tuple(int(v) for v in value)
+    return values * n if len(values) == 1 else values
+
+
+class _ConvNd(Module):
+    """What Conv1d and Conv2d share: arguments, parameters, initialization, repr."""
+    nd = 2
+
+    def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0,
+                 dilation=1, groups=1, bias=True, padding_mode="zeros", dtype=None):
+        super().__init__()
+        if groups <= 0:
+            raise ValueError("groups must be a positive integer")
+        if in_channels % groups != 0:
+            raise ValueError("in_channels must be divisible by groups")
+        if out_channels % groups != 0:
+            raise ValueError("out_channels must be divisible by groups")
+        kernel_size, stride = _ntuple(kernel_size, self.nd), _ntuple(stride, self.nd)
+        dilation = _ntuple(dilation, self.nd)
+        if isinstance(padding, str):
+            if padding not in ("same", "valid"):
+                raise ValueError(f"Invalid padding string {padding!r}, should be one of "
+                                 "{'valid', 'same'}")
+            if padding == "same" and any(s != 1 for s in stride):
+                raise ValueError("padding='same' is not supported for strided convolutions")
+        else:
+            padding = _ntuple(padding, self.nd)
+        if padding_mode not in _PADDING_MODES:
+            raise ValueError(f"padding_mode must be one of {sorted(_PADDING_MODES)}, but got "
+                             f"padding_mode='{padding_mode}'")
+        self.in_channels, self.out_channels = in_channels, out_channels
+        self.kernel_size, self.stride, self.padding = kernel_size, stride, padding
+        self.dilation, self.groups, self.padding_mode = dilation, groups, padding_mode
+        self.output_padding = (0,) * self.nd
+        self.transposed = False
+        self._reversed_padding_repeated_twice = self._pad_sizes()
+        dtype = np.dtype(dtype or "float32").name
+        self.weight = Parameter(np.empty((out_channels, in_channels // groups) + kernel_size,
+                                         dtype=dtype))
+        if bias:
+            self.bias = Parameter(np.empty((out_channels,), dtype=dtype))
+        else:
+            self.register_parameter("bias", None)
+        self.reset_parameters()
+
+    def _pad_sizes(self):
+        """The padding as ``F.pad`` takes it: last dimension first, (before, after) each."""
+        sizes = []
+        for k in reversed(range(self.nd)):
+            if self.padding == "same":
+                total = self.dilation[k] * (self.kernel_size[k] - 1)
+                sizes += [total // 2, total - total // 2]
+            elif self.padding == "valid":
+                sizes += [0, 0]
+            else:
+                sizes += [self.padding[k], self.padding[k]]
+        return tuple(sizes)
+
+    def reset_parameters(self):
+        """PyTorch's: kaiming_uniform_(a=sqrt(5)) for the weight (U(-1/sqrt(fan_in),
+        1/sqrt(fan_in))), the bias from the same range."""
+        init.kaiming_uniform_(self.weight, a=math.sqrt(5))
+        if self.bias is not None:
+            fan_in, _ = init._calculate_fan_in_and_fan_out(self.weight)
+            if fan_in != 0:
+                bound = 1 / math.sqrt(fan_in)
+                init.uniform_(self.bias, -bound, bound)
+
+    def _convolve(self, conv, input, weight, bias):
+        if self.padding_mode != "zeros":
+            padded = F.pad(input, self._reversed_padding_repeated_twice, mode=self.padding_mode)
+            return conv(padded, weight, bias, self.stride, 0, self.dilation, self.groups)
+        return conv(input, weight, bias, self.stride, self.padding, self.dilation, self.groups)
+
+    def extra_repr(self):
+        s = (f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, "
+             f"stride={self.stride}")
+        if self.padding != (0,) * self.nd:
+            s += f", padding={self.padding}"
+        if self.dilation != (1,) * self.nd:
+            s += f", dilation={self.dilation}"
+        if self.groups != 1:
+            s += f", groups={self.groups}"
+        if self.bias is None:
+            s += ", bias=False"
+        if self.padding_mode != "zeros":
+            s += f", padding_mode={self.padding_mode}"
+        return s
+
+
+class Conv1d(_ConvNd):
+    """1-d convolution over (N, C, L) or (C, L); weight (out, in / groups, k)."""
+    nd = 1
+
+    def forward(self, input):
+        return self._convolve(F.conv1d, input, self.weight, self.bias)
+
+
+class Conv2d(_ConvNd):
+    """2-d convolution over (N, C, H, W) or (C, H, W); weight (out, in / groups, kH, kW).
+
+    ``padding``: int, pair, "valid" or "same"; ``padding_mode``: "zeros", "reflect",
+    "replicate" or "circular".
+    """
+    nd = 2
+
+    def forward(self, input):
+        return self._convolve(F.conv2d, input, self.weight, self.bias)

@@ -3,11 +3,14 @@
 The declaration builds three stages:
 
     pad[n, c, h, p, q] = data with zeros around it, at column q * sw + p (and more zero
-                         columns on the right, so that padded output columns read inside)
+                         columns on the right, so that padded output columns read inside);
+                         a select between zero and a load at clamped indices, so that its
+                         rows are vector loads and stores (a branch on the lanes' condition
+                         left this stage scalar)
     acc[n, f, y, x]    = sum_{rc, ry, rx} pad[n, g * cg + rc, y*sh + ry*dh, rx*dw % sw,
                                               x + rx*dw // sw] * kernel[f, rc, ry, rx]
                          (g: the group of output channel f, cg: input channels per group)
-    out[n, f, y, x]    = acc[n, f, y, x]                                 cropped
+    out[n, f, y, x]    = acc[n, f, y, x] (+ bias[f])                     cropped
 
 Splitting the padded columns into ``sw`` phases makes the columns that a row of outputs reads
 contiguous for every stride (a stride-2 convolution read them with gathers: 3.7x slower).
@@ -57,6 +60,15 @@ def _padding(p):
                      f"right), got {p!r}")
 
 
+def padded_load(data, n, c, h, w, size, pad):
+    """``data[n, c, h - top, w - left]``, zero outside: a select between a load at clamped
+    indices and zero, which vectorizes (a branch on the lanes' condition would not)."""
+    (H, W), (pt, pl) = size, pad
+    inside = te.all(h >= pt, h < H + pt, w >= pl, w < W + pl)
+    value = data[n, c, te.min(te.max(h - pt, 0), H - 1), te.min(te.max(w - pl, 0), W - 1)]
+    return te.select(inside, value, te.const(0, data.dtype))
+
+
 def default_tile(out_channels, out_height, out_width, group_channels):
     """(channels, rows, columns) of the register tile: about 16 vector accumulators.
 
@@ -79,11 +91,12 @@ def default_tile(out_channels, out_height, out_width, group_channels):
 
 
 def conv2d_nchw(data, kernel, stride=1, padding=0, dilation=1, groups=1, tile=None,
-                name="conv2d"):
+                name="conv2d", bias=None):
     """Convolution of data (N, C, H, W) with kernel (F, C // groups, KH, KW): (N, F, OH, OW).
 
     ``groups == C == F`` is a depthwise convolution. ``tile`` is (output channels, output
     rows, output columns) of the register tile; the default comes from ``default_tile``.
+    ``bias`` (F,), when given, is added while the result is copied out of the tile.
     """
     N, C, H, W = const_shape(data, name)
     F, CG, KH, KW = const_shape(kernel, name)
@@ -101,7 +114,7 @@ def conv2d_nchw(data, kernel, stride=1, padding=0, dilation=1, groups=1, tile=No
     FG = F // groups
     if tile is None and groups == 1 and C >= PACKED_MIN_CHANNELS:
         return _conv2d_packed(data, kernel, (N, C, H, W, F, KH, KW, OH, OW), (sh, sw),
-                              (dh, dw), (pt, pl, pb, pr), name)
+                              (dh, dw), (pt, pl, pb, pr), name, bias)
     fo, ty, cols = tile or default_tile(F, OH, OW, CG)
     Fp, OHp, OWp = pad_to(F, fo), pad_to(OH, ty), pad_to(OW, cols)
     # zeros past the bottom and right edges: padded outputs must read inside the buffer
@@ -110,8 +123,7 @@ def conv2d_nchw(data, kernel, stride=1, padding=0, dilation=1, groups=1, tile=No
 
     def fpad(n, c, h, p, q):
         w = q * sw + p
-        inside = te.all(h >= pt, h < H + pt, w >= pl, w < W + pl)
-        return te.if_then_else(inside, data[n, c, h - pt, w - pl], te.const(0, data.dtype))
+        return padded_load(data, n, c, h, w, (H, W), (pt, pl))
     pad = te.compute((N, C, Hp, sw, Wq), fpad, name=f"{name}.pad", tag="pad")
     rc = te.reduce_axis((0, CG), name="rc")
     ry = te.reduce_axis((0, KH), name="ry")
@@ -125,8 +137,19 @@ def conv2d_nchw(data, kernel, stride=1, padding=0, dilation=1, groups=1, tile=No
         return te.sum(row * kernel[fc, rc, ry, rx], axis=[rc, ry, rx])
     acc = te.compute((N, Fp, OHp, OWp), facc, name=f"{name}.acc", tag="conv2d_acc",
                      attrs={"tile": (fo, ty, cols), "private_input": CG == 1 and FG <= fo})
-    return te.compute((N, F, OH, OW), lambda n, f, y, x: acc[n, f, y, x], name=name,
-                      tag="conv2d")
+    return _copy_out(acc, (N, F, OH, OW), lambda n, f, y, x: acc[n, f, y, x], bias, name)
+
+
+def _copy_out(acc, shape, read, bias, name):
+    """The output stage: ``read(n, f, y, x)`` from the tile buffer, plus ``bias[f]``."""
+    if bias is not None and const_shape(bias, name) != (shape[1],):
+        raise ValueError(f"{name}: bias must have shape ({shape[1]},), got "
+                         f"{tuple(bias.shape)}")
+
+    def fout(n, f, y, x):
+        value = read(n, f, y, x)
+        return value if bias is None else value + bias[f]
+    return te.compute(shape, fout, name=name, tag="conv2d")
 
 
 def packed_tile(out_channels, out_width, lanes=16):
@@ -143,7 +166,7 @@ def packed_tile(out_channels, out_width, lanes=16):
     return vf, min((7, 8, 6, 5, 4), key=lambda c: (pad_to(out_width, c), c != 7, -c))
 
 
-def _conv2d_packed(data, kernel, sizes, stride, dilation, padding, name):
+def _conv2d_packed(data, kernel, sizes, stride, dilation, padding, name, bias):
     """Dense convolution with the output channels as vector lanes (see the module docstring)."""
     N, C, H, W, F, KH, KW, OH, OW = sizes
     (sh, sw), (dh, dw), (pt, pl, pb, pr) = stride, dilation, padding
@@ -155,8 +178,7 @@ def _conv2d_packed(data, kernel, sizes, stride, dilation, padding, name):
 
     def fpad(n, c, h, p, q):
         w = q * sw + p
-        inside = te.all(h >= pt, h < H + pt, w >= pl, w < W + pl)
-        return te.if_then_else(inside, data[n, c, h - pt, w - pl], te.const(0, data.dtype))
+        return padded_load(data, n, c, h, w, (H, W), (pt, pl))
     pad = te.compute((N, C, Hp, sw, Wq), fpad, name=f"{name}.pad", tag="pad")
 
     def fpack(b, c, ry, rx, lane):
@@ -174,9 +196,8 @@ def _conv2d_packed(data, kernel, sizes, stride, dilation, padding, name):
         return te.sum(row * packed[b, rc, ry, rx, lane], axis=[rc, ry, rx])
     acc = te.compute((N, Fp // lanes, OH, OWp, lanes), facc, name=f"{name}.acc",
                      tag="conv2d_acc", attrs={"packed": (vf, cols, lanes)})
-    return te.compute((N, F, OH, OW),
-                      lambda n, f, y, x: acc[n, f // lanes, y, x, f % lanes], name=name,
-                      tag="conv2d")
+    return _copy_out(acc, (N, F, OH, OW),
+                     lambda n, f, y, x: acc[n, f // lanes, y, x, f % lanes], bias, name)
 
 
 def _schedule_packed(s, out, acc, pad, packed):
@@ -228,17 +249,17 @@ def schedule_conv2d_nchw(out):
     (0.97x / 1.01x; the column-tiled layout: 0.88-0.90x / 0.89x). Other shapes vs torch
     (1 / 2 threads): 128x28x28 0.98 / 0.99, 256x14x14 0.93 / 0.97, stride 2 0.96 / 1.06.
 
-    Column-tiled layout, measured (2-core znver4, idle, medians; PyTorch 2.13 uses oneDNN): 1x64x56x56, 64 3x3
-    filters, pad 1: 94 / 171 GFLOP/s on 1 / 2 threads (torch 107 / 190, numpy im2col + BLAS
-    75 / 107); counting the 8 padded columns of each row (56 -> 64), the FMA units run at
-    107 GFLOP/s on one thread. One thread, vs torch:
+    Column-tiled layout, measured (2-core znver4, idle, medians; PyTorch 2.13 uses oneDNN):
+    1x64x56x56, 64 3x3 filters, pad 1: 94 / 171 GFLOP/s on 1 / 2 threads (torch 107 / 190,
+    numpy im2col + BLAS 75 / 107); counting the 8 padded columns of each row (56 -> 64), the
+    FMA units run at 107 GFLOP/s on one thread. One thread, vs torch:
     128x28x28 0.93-0.96x, 256x14x14 0.94x, 512x7x7 1.4x, stride 2 (64->128, 56x56) 0.90x,
     depthwise 32x112x112 0.78-0.88x, depthwise stride 2 0.90x.
     """
     if getattr(out.op, "tag", "") != "conv2d":
         raise ValueError(f"schedule_conv2d_nchw: {out.name} is not the output of conv2d_nchw")
     s = te.create_schedule(out.op)
-    acc = out.op.input_tensors()[0]
+    acc = next(t for t in out.op.input_tensors() if getattr(t.op, "tag", "") == "conv2d_acc")
     pad = acc.op.input_tensors()[0]
     if "packed" in acc.op.attrs:
         return _schedule_packed(s, out, acc, pad, acc.op.input_tensors()[1])
