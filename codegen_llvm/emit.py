@@ -225,6 +225,8 @@ class Emitter:
         args = [self.expr(a) for a in e.args]
         t = value_type(e.dtype)
         b = self.b
+        if e.op == "exp" and _is_f32_vector(t):
+            return self._exp_f32(args[0], t)
         if len(args) == 1 and e.op in MVEC:
             vec = self._mvec(e.op, args[0], t)
             if vec is not None:
@@ -237,7 +239,7 @@ class Emitter:
             return b.fdiv(self._splat(1.0, t), b.call(sq, args))
         if e.op == "sigmoid":
             neg = b.fsub(self._splat(0.0, t), args[0])
-            ex = self._mvec("exp", neg, t)
+            ex = self._exp_f32(neg, t) if _is_f32_vector(t) else self._mvec("exp", neg, t)
             if ex is None:
                 ex = b.call(self._declare(f"llvm.exp.{mangle(t)}", t, [t]), [neg])
             one = self._splat(1.0, t)
@@ -251,6 +253,35 @@ class Emitter:
         if e.op == "shift_right":
             return b.ashr(*args) if dtypes.is_signed(e.dtype) else b.lshr(*args)
         raise CodegenError(f"llvm codegen: unknown intrinsic {e.op}")
+
+    def _exp_f32(self, x, t):
+        """``exp`` of a float32 vector, inline: x = n*ln2 + r with |r| <= ln2/2 (Cody-Waite),
+        exp(r) by its degree-6 Taylor polynomial (error below 2e-7, about one ulp), then the
+        scale 2^n applied as two powers of two built in the exponent bits, so that results
+        down to the denormals and up to inf come out right. About ten vector instructions
+        per vector, against a call into libmvec."""
+        b = self.b
+        vi = ir.VectorType(I32, t.count)
+        fma = self._declare(f"llvm.fma.{mangle(t)}", t, [t, t, t])
+        rint = self._declare(f"llvm.rint.{mangle(t)}", t, [t])
+        lo_clamp = self._declare(f"llvm.maxnum.{mangle(t)}", t, [t, t])
+        hi_clamp = self._declare(f"llvm.minnum.{mangle(t)}", t, [t, t])
+        xc = b.call(hi_clamp, [b.call(lo_clamp, [x, self._splat(-104.0, t)]),
+                               self._splat(89.0, t)])
+        n = b.call(rint, [b.fmul(xc, self._splat(1.4426950408889634, t))])
+        r = b.call(fma, [n, self._splat(-0.693145751953125, t), xc])       # ln2, high bits
+        r = b.call(fma, [n, self._splat(-1.428606765330187e-06, t), r])    # ln2, low bits
+        p = self._splat(1.0 / 720, t)
+        for c in (1.0 / 120, 1.0 / 24, 1.0 / 6, 0.5, 1.0, 1.0):
+            p = b.call(fma, [p, r, self._splat(c, t)])
+        ni = b.fptosi(n, vi)
+        half = b.ashr(ni, ir.Constant(vi, [ir.Constant(I32, 1)] * t.count))
+        bias = ir.Constant(vi, [ir.Constant(I32, 127)] * t.count)
+        shift = ir.Constant(vi, [ir.Constant(I32, 23)] * t.count)
+        s1 = b.bitcast(b.shl(b.add(half, bias), shift), t)
+        s2 = b.bitcast(b.shl(b.add(b.sub(ni, half), bias), shift), t)
+        y = b.fmul(b.fmul(p, s1), s2)
+        return b.select(b.fcmp_unordered("uno", x, x), x, y)     # NaN stays NaN
 
     def _mvec(self, name, x, t):
         """A vector math call through glibc's libmvec (AVX2 / AVX-512 variants), chunk by
@@ -576,6 +607,11 @@ class Emitter:
         gomp = self._declare("GOMP_parallel", ir.VoidType(), [PTR, PTR, I32, I32])
         self.b.call(gomp, [self.b.bitcast(worker, PTR), self.b.bitcast(frame, PTR),
                            ir.Constant(I32, 0), ir.Constant(I32, 0)])
+
+
+def _is_f32_vector(t) -> bool:
+    return isinstance(t, ir.VectorType) and isinstance(t.element, ir.FloatType) and \
+        t.count >= 4
 
 
 def _stored_buffers(node) -> list:

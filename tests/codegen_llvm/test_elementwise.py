@@ -208,3 +208,26 @@ def test_nontemporal_pragma_streams_aligned_outputs_only(parallel):
         out[...] = -7
         f(a, out)
         np.testing.assert_array_equal(out, a * 2 + 1)
+
+
+def test_inline_vector_exp_is_accurate_over_the_whole_range():
+    """float32 vectors take the inline exp (Cody-Waite reduction + polynomial): within a few
+    ulp of exp in float64, and inf, 0, denormals and NaN where numpy gives them."""
+    n = 4096
+    A = te.placeholder((n,), name="A")
+    B = te.compute((n,), lambda i: te.exp(A[i]), name="B")
+    s = te.create_schedule(B.op)
+    _, xi = s[B].split(B.op.axis[0], factor=16)
+    s[B].vectorize(xi)
+    f = te.build(s, [A, B])
+    assert "_ZGV" not in f.get_source("ll")            # no libmvec call
+    special = [np.nan, np.inf, -np.inf, 0.0, -0.0, 88.72, -87.33, -103.5]
+    x = np.concatenate([np.linspace(-110, 95, n - len(special)), special]).astype("float32")
+    out = np.empty(n, "float32")
+    f(x, out)
+    with np.errstate(over="ignore"):
+        ref = np.exp(x.astype("float64")).astype("float32")
+    finite = np.isfinite(ref)
+    ulp = np.abs(out.view(np.int32).astype(np.int64) - ref.view(np.int32).astype(np.int64))
+    assert ulp[finite].max() <= 4
+    np.testing.assert_array_equal(out[~finite], ref[~finite])
