@@ -404,12 +404,24 @@ def _make_grads(outputs, grad_outputs):
     return seeds
 
 
-def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False):
-    """Accumulate the gradients of ``tensors`` into the ``.grad`` of the leaves."""
+def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, inputs=None):
+    """Accumulate the gradients of ``tensors`` into the ``.grad`` of the leaves, or, given
+    ``inputs``, into the ``.grad`` of those tensors only (leaves or not)."""
     outputs = _as_tuple(tensors)
     seeds = _make_grads(outputs, grad_tensors)
-    _execute(outputs, seeds, create_graph if retain_graph is None else retain_graph,
-             create_graph)
+    retain = create_graph if retain_graph is None else retain_graph
+    if inputs is None:
+        _execute(outputs, seeds, retain, create_graph)
+        return
+    inputs = _as_tuple(inputs)
+    if not inputs:
+        raise RuntimeError("'inputs' argument to backward() cannot be empty.")
+    for t in inputs:
+        if not t.requires_grad:
+            raise RuntimeError("One of the differentiated Tensors does not require grad")
+    for t, g in zip(inputs, _execute(outputs, seeds, retain, create_graph, inputs=inputs)):
+        if g is not None:
+            _accumulate(t, g, create_graph)
 
 
 def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False,

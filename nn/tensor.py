@@ -217,9 +217,10 @@ class Tensor:
     def _set_history(self, node, nr):
         self.grad_fn, self._output_nr, self._requires_grad = node, nr, True
 
-    def backward(self, gradient=None, retain_graph=None, create_graph=False):
-        """Accumulate the gradient of this tensor into the ``.grad`` of the leaves."""
-        autograd.backward(self, gradient, retain_graph, create_graph)
+    def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
+        """Accumulate the gradient of this tensor into the ``.grad`` of the leaves (of
+        ``inputs`` only, when given)."""
+        autograd.backward(self, gradient, retain_graph, create_graph, inputs)
 
     def retain_grad(self):
         """Keep the gradient of this non-leaf tensor in ``.grad`` during backward."""

@@ -377,3 +377,15 @@ def test_mlp_gradients_match_numpy_backprop_and_torch():
     np.testing.assert_allclose(ours.item(), ref.item(), rtol=1e-5)
     for p, q in zip(params, ref_params):
         np.testing.assert_allclose(p.grad.numpy(), q.grad.numpy(), rtol=1e-4, atol=1e-6)
+
+
+def test_backward_with_inputs_accumulates_only_there():
+    a = nn.tensor([1.0, 2.0], requires_grad=True)
+    b = nn.tensor([3.0, 4.0], requires_grad=True)
+    h = a * b
+    (h * h).sum().backward(inputs=[a, h])
+    np.testing.assert_allclose(a.grad.numpy(), [2 * 1.0 * 3 * 3, 2 * 2.0 * 4 * 4])
+    np.testing.assert_allclose(h.grad.numpy(), [6.0, 16.0])
+    assert b.grad is None
+    with pytest.raises(RuntimeError, match="cannot be empty"):
+        (a * 2).sum().backward(inputs=[])
