@@ -10,7 +10,10 @@
 # The script splits the data into training, validation and test sets with ``random_split``,
 # validates after every epoch, saves a checkpoint (model, optimizer, epoch, random state) after
 # every epoch and resumes from it when one exists, then measures the test accuracy. Set
-# ``TW_TUTORIAL_SMALL=1`` for a quick run on a subset (the test suite does).
+# ``TW_TUTORIAL_SMALL=1`` for a quick run on a subset (the test suite does), and
+# ``TW_DEVICE=cuda`` to train on an NVIDIA GPU: the model and each batch go there with
+# ``.to(device)``, as in PyTorch. Without a GPU, ``NUMBA_ENABLE_CUDASIM=1`` runs the kernels on
+# numba's simulator, which is slow: small runs on it use 12x12 images and a few batches.
 
 # %%
 import os
@@ -23,11 +26,14 @@ import nn.datasets
 import nn.optim
 
 SMALL = os.environ.get("TW_TUTORIAL_SMALL") == "1"
-EPOCHS = 3 if SMALL else 12
+DEVICE = nn.device(os.environ.get("TW_DEVICE", "cpu"))
+SIMULATED = DEVICE.type == "cuda" and os.environ.get("NUMBA_ENABLE_CUDASIM") == "1"
+EPOCHS = 1 if SIMULATED else 3 if SMALL else 12
+SIZE = 12 if SIMULATED and SMALL else 32
 # to try resuming: TW_STOP_AFTER=4 stops the run after epoch 4 (its checkpoint saved); run the
 # script again and it continues from there
 STOP_AFTER = int(os.environ.get("TW_STOP_AFTER", "-1"))
-BATCH = 50
+BATCH = 4 if SIMULATED else 50
 CHECKPOINT = os.environ.get("TW_CHECKPOINT") or os.path.join(tempfile.gettempdir(),
                                                              "tw_digits_cnn.nn")
 
@@ -39,9 +45,9 @@ CHECKPOINT = os.environ.get("TW_CHECKPOINT") or os.path.join(tempfile.gettempdir
 
 # %%
 nn.manual_seed(0)
-images, labels = nn.datasets.load_digits(image_size=32)
+images, labels = nn.datasets.load_digits(image_size=SIZE)
 if SMALL:
-    images, labels = images[:300], labels[:300]
+    images, labels = (images[:40], labels[:40]) if SIMULATED else (images[:300], labels[:300])
 dataset = nn.data.TensorDataset(images, labels)
 n_test = len(dataset) // 5
 n_val = len(dataset) // 10
@@ -59,16 +65,18 @@ print(f"{len(train_set)} training, {len(val_set)} validation, {len(test_set)} te
 # dropout, kaiming-normal initialized.
 
 # %%
+SIDE = (SIZE - 2) // 2 - 2 - 1          # the side of the feature maps that reach the classifier
 model = nn.Sequential(
     nn.Conv2d(1, 32, 3), nn.ReLU(), nn.MaxPool2d(2, 2),
     nn.Conv2d(32, 64, 3), nn.ReLU(), nn.MaxPool2d(2, stride=1),
     nn.Flatten(),
-    nn.Linear(64 * 12 * 12, 200), nn.BatchNorm1d(200), nn.ReLU(), nn.AlphaDropout(0.4),
+    nn.Linear(64 * SIDE * SIDE, 200), nn.BatchNorm1d(200), nn.ReLU(), nn.AlphaDropout(0.4),
     nn.Linear(200, 10))
 for m in model.modules():
     if isinstance(m, (nn.Conv2d, nn.Linear)):
         nn.init.kaiming_normal_(m.weight)
         nn.init.zeros_(m.bias)
+model.to(DEVICE)
 print(model)
 
 loss_fn = nn.CrossEntropyLoss()
@@ -97,6 +105,7 @@ def accuracy(loader):
     correct = total = 0
     with nn.no_grad():
         for x, y in loader:
+            x, y = x.to(DEVICE), y.to(DEVICE)
             correct += (model(x).argmax(1) == y).sum().item()
             total += len(y)
     return correct / total
@@ -107,6 +116,7 @@ for epoch in range(start, EPOCHS):
     model.train()
     began, total = time.perf_counter(), 0.0
     for x, y in train_loader:
+        x, y = x.to(DEVICE), y.to(DEVICE)
         optimizer.zero_grad()
         loss = loss_fn(model(x), y)
         loss.backward()
