@@ -103,6 +103,14 @@ def copy(array):
     return array.copy()
 
 
+def write(dst, src):
+    """Copy the values of ``src`` into the storage ``dst`` (same shape, same device)."""
+    if is_gpu(dst):
+        dst.copy_to_device(src)
+    else:
+        np.copyto(dst, src)
+
+
 def common(arrays, what="") -> device:
     """The one device that all ``arrays`` live on, or PyTorch's error."""
     found = {of(a) for a in arrays}

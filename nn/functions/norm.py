@@ -15,6 +15,7 @@ import numpy as np
 from nn.ops import norm as ops
 
 from .base import Tensor
+from .. import device as devices
 from .fused import FusedOp, run_kernel
 
 __all__ = ["batch_norm", "layer_norm", "group_norm", "instance_norm"]
@@ -54,12 +55,13 @@ class NativeBatchNorm(FusedOp):
             if running_mean is not None:
                 count = x3.shape[0] * x3.shape[2]
                 new = run_kernel(ops.running_stats, running_mean._data, running_var._data,
-                                 mean[None], var[None], np.array([factor], x.dtype), count=count,
+                                 mean.reshape((1,) + mean.shape), var.reshape((1,) + var.shape),
+                                 np.array([factor], x.dtype), count=count,
                                  schedule=ops.schedule_running)
-                np.copyto(running_mean._data, new[0])
-                np.copyto(running_var._data, new[1])
+                devices.write(running_mean._data, new[0])
+                devices.write(running_var._data, new[1])
         else:
-            mean, var = running_mean._data.copy(), running_var._data.copy()
+            mean, var = devices.copy(running_mean._data), devices.copy(running_var._data)
             (y,) = run_kernel(ops.batch_norm_eval, x3, mean, var, *affine, eps=eps)
         ctx.stats = mean, var
         return Tensor(y.reshape(x.shape))
@@ -156,8 +158,8 @@ class NativeLayerNorm(FusedOp):
             new = run_kernel(ops.running_stats, running_mean._data, running_var._data,
                              mean.reshape(n, c), var.reshape(n, c), np.array([momentum], x.dtype),
                              count=view[3], schedule=ops.schedule_running)
-            np.copyto(running_mean._data, new[0])
-            np.copyto(running_var._data, new[1])
+            devices.write(running_mean._data, new[0])
+            devices.write(running_var._data, new[1])
         return Tensor(y.reshape(x.shape))
 
     @staticmethod

@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from nn.ops import cpu
 from nn.ops import pool as ops
 
-from .base import Op, Tensor, _kernel, kernel_calls
+from .base import Op, Tensor, _kernel
+from .fused import run_kernel
 
 __all__ = ["max_pool1d", "max_pool2d", "avg_pool1d", "avg_pool2d", "adaptive_avg_pool1d",
            "adaptive_avg_pool2d", "adaptive_max_pool1d", "adaptive_max_pool2d",
@@ -22,11 +22,10 @@ __all__ = ["max_pool1d", "max_pool2d", "avg_pool1d", "avg_pool2d", "adaptive_avg
 
 
 def _pair_kernel(declare, *arrays, schedule, **params):
-    """Run a declaration with two outputs; both come back as Tensors."""
-    f = cpu.build(declare, [a.shape for a in arrays], [a.dtype.name for a in arrays],
-                  schedule=schedule, **params)
-    kernel_calls[declare.__name__] += 1
-    return tuple(Tensor(out) for out in f(*arrays))
+    """Run a declaration with two outputs (on the arrays' device); both come back as
+    Tensors."""
+    return tuple(Tensor(out) for out in run_kernel(declare, *arrays, schedule=schedule,
+                                                   **params))
 
 
 class MaxPool2DWithIndices(Op):
@@ -34,7 +33,7 @@ class MaxPool2DWithIndices(Op):
 
     @staticmethod
     def forward(ctx, x, rules):
-        values, indices = _pair_kernel(ops.max_pool, np.ascontiguousarray(x._data),
+        values, indices = _pair_kernel(ops.max_pool, x._data,
                                        schedule=ops.schedule_pool, rules=rules)
         ctx.mark_non_differentiable(indices)
         ctx.save_for_backward(indices)

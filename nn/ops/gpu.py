@@ -164,14 +164,26 @@ def schedule_conv2d_hwcn(B, tile=8, num_thread=8, vthread=2, step=8):
 
 # ----------------------------------------------------------------------------- any operator
 
+CROSS_THREAD_MAX_OUTPUTS = 4096
+
+
+def _extent(axes) -> int:
+    """The number of iterations of ``axes`` (constant extents)."""
+    total = 1
+    for iv in axes:
+        total *= iv.dom.extent.value
+    return total
+
+
 def schedule_auto(outs, num_thread=128, reduce_threads=32):
     """A correct default for any te computation on the GPU (nn's operators on cuda tensors):
     elementwise producers are inlined; every remaining stage (the outputs, and reductions that
     feed them) runs as a kernel of its own. Elementwise stages spread their fused data axes
     over blocks of ``num_thread`` threads, one element each; reductions share each output's
-    reduction among ``reduce_threads`` threads (rfactor and a cross-thread combine), except
-    tuple reductions (several outputs, as mean and variance together), which one thread per
-    output computes serially."""
+    reduction among ``reduce_threads`` threads (rfactor and a cross-thread combine) when there
+    are few outputs (under ``CROSS_THREAD_MAX_OUTPUTS``: a long reduction to few values, such as
+    a loss); with many outputs (a convolution, a matmul) or several outputs per element (a
+    tuple reduction), one thread computes each output serially, which already fills the GPU."""
     outs = list(outs) if isinstance(outs, (list, tuple)) else [outs]
     s = te.create_schedule([o.op for o in outs])
     _inline_producers(s, {o.op for o in outs})
@@ -189,7 +201,8 @@ def schedule_auto(outs, num_thread=128, reduce_threads=32):
             stage.compute_at(s[scalar_consumer], s[scalar_consumer].leaf_iter_vars[-1])
         elif stage.op is scalar_consumer.op if scalar_consumer is not None else False:
             continue
-        elif stage.op.is_reduction and len(stage.op.outputs) == 1:
+        elif stage.op.is_reduction and len(stage.op.outputs) == 1 and \
+                _extent(stage.op.axis) < CROSS_THREAD_MAX_OUTPUTS:
             reduce_across_threads(s, out, reduce_threads, max(1, num_thread // reduce_threads))
         else:
             axes = list(stage.op.axis)
