@@ -13,7 +13,7 @@
 # ``TW_TUTORIAL_SMALL=1`` for a quick run on a subset (the test suite does), and
 # ``TW_DEVICE=cuda`` to train on an NVIDIA GPU: the model and each batch go there with
 # ``.to(device)``, as in PyTorch. Without a GPU, ``NUMBA_ENABLE_CUDASIM=1`` runs the kernels on
-# numba's simulator, which is slow: small runs on it use 12x12 images and a few batches.
+# numba's simulator, which is slow: small runs on it use 10x10 images and two batches.
 
 # %%
 import os
@@ -29,7 +29,7 @@ SMALL = os.environ.get("TW_TUTORIAL_SMALL") == "1"
 DEVICE = nn.device(os.environ.get("TW_DEVICE", "cpu"))
 SIMULATED = DEVICE.type == "cuda" and os.environ.get("NUMBA_ENABLE_CUDASIM") == "1"
 EPOCHS = 1 if SIMULATED else 3 if SMALL else 12
-SIZE = 12 if SIMULATED and SMALL else 32
+SIZE = 10 if SIMULATED and SMALL else 32
 # to try resuming: TW_STOP_AFTER=4 stops the run after epoch 4 (its checkpoint saved); run the
 # script again and it continues from there
 STOP_AFTER = int(os.environ.get("TW_STOP_AFTER", "-1"))
@@ -47,7 +47,7 @@ CHECKPOINT = os.environ.get("TW_CHECKPOINT") or os.path.join(tempfile.gettempdir
 nn.manual_seed(0)
 images, labels = nn.datasets.load_digits(image_size=SIZE)
 if SMALL:
-    images, labels = (images[:40], labels[:40]) if SIMULATED else (images[:300], labels[:300])
+    images, labels = (images[:10], labels[:10]) if SIMULATED else (images[:300], labels[:300])
 dataset = nn.data.TensorDataset(images, labels)
 n_test = len(dataset) // 5
 n_val = len(dataset) // 10

@@ -167,6 +167,13 @@ def schedule_conv2d_hwcn(B, tile=8, num_thread=8, vthread=2, step=8):
 CROSS_THREAD_MAX_OUTPUTS = 4096
 
 
+def _simulated() -> bool:
+    """numba's CUDA simulator runs each GPU thread as a Python thread: there, fewer threads
+    (a serial reduction per output) is much faster than a cross-thread one."""
+    import os
+    return os.environ.get("NUMBA_ENABLE_CUDASIM", "0") == "1"
+
+
 def _extent(axes) -> int:
     """The number of iterations of ``axes`` (constant extents)."""
     total = 1
@@ -201,7 +208,7 @@ def schedule_auto(outs, num_thread=128, reduce_threads=32):
             stage.compute_at(s[scalar_consumer], s[scalar_consumer].leaf_iter_vars[-1])
         elif stage.op is scalar_consumer.op if scalar_consumer is not None else False:
             continue
-        elif stage.op.is_reduction and len(stage.op.outputs) == 1 and \
+        elif stage.op.is_reduction and len(stage.op.outputs) == 1 and not _simulated() and \
                 _extent(stage.op.axis) < CROSS_THREAD_MAX_OUTPUTS:
             reduce_across_threads(s, out, reduce_threads, max(1, num_thread // reduce_threads))
         else:
