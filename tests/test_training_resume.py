@@ -30,3 +30,19 @@ def test_resumed_run_repeats_the_uninterrupted_losses(tmp_path):
     assert "resumed after epoch 0" in out
     assert set(first) == {"0"} and set(rest) == {"1", "2"} and set(whole) == {"0", "1", "2"}
     assert {**first, **rest} == whole
+
+
+def test_the_same_script_trains_on_the_gpu(tmp_path):
+    """TW_DEVICE=cuda: the model and batches go to the GPU with .to(device) (numba's simulator
+    here, at the tutorial's tiniest size); the first epoch's loss equals the CPU run's."""
+    losses = {}
+    for device, extra in (("cpu", {"TW_TUTORIAL_TINY": "1"}),
+                          ("cuda", {"NUMBA_ENABLE_CUDASIM": "1"})):
+        env = dict(os.environ, TW_TUTORIAL_SMALL="1", TW_DEVICE=device, **extra)
+        env["TW_CHECKPOINT"] = str(tmp_path / f"{device}.nn")
+        proc = subprocess.run([sys.executable, str(TUTORIAL)], cwd=ROOT, env=env,
+                              capture_output=True, text=True, timeout=900)
+        assert proc.returncode == 0, (proc.stdout + proc.stderr)[-4000:]
+        assert "test accuracy" in proc.stdout
+        losses[device] = float(re.search(r"epoch 0: loss ([0-9.]+)", proc.stdout).group(1))
+    assert abs(losses["cuda"] - losses["cpu"]) <= 1e-4 * abs(losses["cpu"])

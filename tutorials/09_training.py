@@ -28,12 +28,14 @@ import nn.optim
 SMALL = os.environ.get("TW_TUTORIAL_SMALL") == "1"
 DEVICE = nn.device(os.environ.get("TW_DEVICE", "cpu"))
 SIMULATED = DEVICE.type == "cuda" and os.environ.get("NUMBA_ENABLE_CUDASIM") == "1"
-EPOCHS = 1 if SIMULATED else 3 if SMALL else 12
-SIZE = 10 if SIMULATED and SMALL else 32
+# the smallest run: 10x10 images, two batches (on the simulator, or with TW_TUTORIAL_TINY=1)
+TINY = SMALL and (SIMULATED or os.environ.get("TW_TUTORIAL_TINY") == "1")
+EPOCHS = 1 if TINY else 3 if SMALL else 12
+SIZE = 10 if TINY else 32
 # to try resuming: TW_STOP_AFTER=4 stops the run after epoch 4 (its checkpoint saved); run the
 # script again and it continues from there
 STOP_AFTER = int(os.environ.get("TW_STOP_AFTER", "-1"))
-BATCH = 4 if SIMULATED else 50
+BATCH = 4 if TINY else 50
 CHECKPOINT = os.environ.get("TW_CHECKPOINT") or os.path.join(tempfile.gettempdir(),
                                                              "tw_digits_cnn.nn")
 
@@ -47,7 +49,7 @@ CHECKPOINT = os.environ.get("TW_CHECKPOINT") or os.path.join(tempfile.gettempdir
 nn.manual_seed(0)
 images, labels = nn.datasets.load_digits(image_size=SIZE)
 if SMALL:
-    images, labels = (images[:10], labels[:10]) if SIMULATED else (images[:300], labels[:300])
+    images, labels = (images[:10], labels[:10]) if TINY else (images[:300], labels[:300])
 dataset = nn.data.TensorDataset(images, labels)
 n_test = len(dataset) // 5
 n_val = len(dataset) // 10

@@ -165,11 +165,12 @@ def schedule_conv2d_hwcn(B, tile=8, num_thread=8, vthread=2, step=8):
 # ----------------------------------------------------------------------------- any operator
 
 CROSS_THREAD_MAX_OUTPUTS = 4096
+SIMULATOR_ELEMENTS_PER_THREAD = 64
 
 
 def _simulated() -> bool:
     """numba's CUDA simulator runs each GPU thread as a Python thread: there, fewer threads
-    (a serial reduction per output) is much faster than a cross-thread one."""
+    (a serial reduction per output, many elements per thread) run much faster."""
     import os
     return os.environ.get("NUMBA_ENABLE_CUDASIM", "0") == "1"
 
@@ -214,6 +215,8 @@ def schedule_auto(outs, num_thread=128, reduce_threads=32):
         else:
             axes = list(stage.op.axis)
             fused = stage.fuse(*axes) if len(axes) > 1 else axes[0]
+            if _simulated():        # a few simulated threads, each looping over many elements
+                fused, _ = stage.split(fused, factor=SIMULATOR_ELEMENTS_PER_THREAD)
             _bind_1d(s, out, fused, num_thread)
     return s
 
