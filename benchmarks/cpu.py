@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import statistics
 import subprocess
 import sys
 import time
@@ -24,9 +23,11 @@ import numpy as np
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import te                        # noqa: E402
 from nn.ops import cpu           # noqa: E402
+from bench_util import measure  # noqa: E402
 
 try:
     import torch
@@ -41,27 +42,6 @@ KINDS = ("matmul", "conv2d", "add", "fused", "sum", "softmax")
 # pause before each timing: OpenBLAS's idle workers keep spinning for about 2**28 cycles
 # (~0.1 s) after a call and would steal a core from whatever runs next
 SETTLE_S = 0.2
-
-
-def _per_call(fn, number):
-    t0 = time.perf_counter()
-    for _ in range(number):
-        fn()
-    return (time.perf_counter() - t0) / number
-
-
-def measure(cands, rounds, budget_s=0.05):
-    """Median seconds per call of each candidate, over interleaved rounds."""
-    numbers = {}
-    for name, fn in cands.items():
-        fn()
-        numbers[name] = max(1, int(budget_s / max(_per_call(fn, 1), 1e-7)))
-    times = {name: [] for name in cands}
-    for _ in range(rounds):
-        for name, fn in cands.items():
-            time.sleep(SETTLE_S)
-            times[name].append(_per_call(fn, numbers[name]))
-    return {name: statistics.median(t) for name, t in times.items()}
 
 
 def _check(got, want, what, rtol=1e-3, atol=1e-3):
@@ -214,7 +194,7 @@ def run(threads, rounds, small, only):
         t0 = time.perf_counter()
         label, work, unit, cands = make()
         build_s = time.perf_counter() - t0
-        res = measure(cands, rounds)
+        res = measure(cands, rounds, settle_s=SETTLE_S)
         for k, (name, sec) in enumerate(res.items()):
             vs_np = f"{res['numpy'] / res['te']:8.2f}" if name == "te" else ""
             vs_torch = f"{res['torch'] / res['te']:9.2f}" if name == "te" and "torch" in res \

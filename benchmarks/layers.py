@@ -14,38 +14,18 @@ from __future__ import annotations
 
 import argparse
 import os
-import statistics
 import sys
-import time
 
 import numpy as np
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import te                        # noqa: E402
 import nn                        # noqa: E402
 import torch                     # noqa: E402
-
-
-def _per_call(fn, number):
-    t0 = time.perf_counter()
-    for _ in range(number):
-        fn()
-    return (time.perf_counter() - t0) / number
-
-
-def measure(cands, rounds, budget_s=0.1):
-    """Median seconds per call of each candidate, over interleaved rounds."""
-    numbers = {}
-    for name, fn in cands.items():
-        fn()
-        numbers[name] = max(1, int(budget_s / max(_per_call(fn, 1), 1e-7)))
-    times = {name: [] for name in cands}
-    for _ in range(rounds):
-        for name, fn in cands.items():
-            times[name].append(_per_call(fn, numbers[name]))
-    return {name: statistics.median(t) for name, t in times.items()}
+from bench_util import measure   # noqa: E402
 
 
 def _same(a, b, what, tol=2e-3):
@@ -140,7 +120,7 @@ def run(threads, rounds):
         if cands is None:
             print(f"{label:<32}  not available yet (nn.BatchNorm2d is missing)")
             continue
-        res = measure(cands, rounds)
+        res = measure(cands, rounds, budget_s=0.1)
         print(f"{label:<32}{res['nn'] * 1e3:>10.3f}{res['torch'] * 1e3:>10.3f}"
               f"{res['torch'] / res['nn']:>10.2f}")
         sys.stdout.flush()

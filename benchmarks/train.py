@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import statistics
 import sys
 import time
 
@@ -21,10 +20,12 @@ import numpy as np
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import te                        # noqa: E402
 import nn                        # noqa: E402
 import nn.optim                  # noqa: E402
+from bench_util import measure   # noqa: E402
 
 try:
     import torch
@@ -57,17 +58,6 @@ def step_fn(model, loss_fn, opt, x, y):
         opt.step()
         return loss
     return step
-
-
-def median_times(cands, rounds, number=3):
-    times = {name: [] for name in cands}
-    for _ in range(rounds):
-        for name, fn in cands.items():
-            t0 = time.perf_counter()
-            for _ in range(number):
-                fn()
-            times[name].append((time.perf_counter() - t0) / number)
-    return {name: statistics.median(ts) for name, ts in times.items()}
 
 
 def main():
@@ -111,7 +101,7 @@ def main():
         te.set_num_threads(threads)
         if torch is not None:
             torch.set_num_threads(threads)
-        med = median_times(cands, args.rounds)
+        med = measure(cands, args.rounds, budget_s=0.15)
         ours_ms = med["tensorweave"] * 1e3
         if torch is not None:
             theirs_ms = med["torch"] * 1e3

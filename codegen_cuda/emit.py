@@ -8,6 +8,7 @@ around the statements that fill them; "local" buffers become ``cuda.local.array`
 """
 from __future__ import annotations
 
+import os
 import re
 
 from te import dtypes
@@ -67,11 +68,15 @@ class _Names:
         return name
 
 
+def simulator() -> bool:
+    """Whether numba runs kernels on its CUDA simulator (NUMBA_ENABLE_CUDASIM=1)."""
+    return os.environ.get("NUMBA_ENABLE_CUDASIM", "0") == "1"
+
+
 class CudaEmitter:
     def __init__(self, func):
-        import os
         self.func = func
-        self.align_shared = os.environ.get("NUMBA_ENABLE_CUDASIM", "0") != "1"
+        self.align_shared = not simulator()
         self.names = _Names()
         self.lines = []
         self.kernels = []

@@ -6,7 +6,6 @@ object with ``__cuda_array_interface__`` (CuPy arrays, PyTorch CUDA tensors) are
 from __future__ import annotations
 
 import math
-import os
 import time
 
 import numpy as np
@@ -14,12 +13,7 @@ import numpy as np
 from codegen_llvm.module import BenchmarkResult
 from codegen_llvm.runtime import ArgumentError, Signature, as_array_view
 
-from .emit import MAX_THREADS, NUMBA_TYPE
-
-
-def simulator() -> bool:
-    """Whether numba runs kernels on its CUDA simulator (NUMBA_ENABLE_CUDASIM=1)."""
-    return os.environ.get("NUMBA_ENABLE_CUDASIM", "0") == "1"
+from .emit import MAX_THREADS, NUMBA_TYPE, simulator
 
 
 def _globals():

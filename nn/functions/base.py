@@ -30,12 +30,18 @@ def _kernel(declare, *arrays, out_shape, **params):
     """
     if any(map(is_gpu, arrays)):
         return Tensor(_gpu_kernel(declare, arrays, params).reshape(out_shape))
-    arrays = [(a if a.flags.c_contiguous else _host_contiguous(a)).reshape(a.shape or (1,))
-              for a in arrays]
+    arrays = [a.reshape(a.shape or (1,)) for a in arrays]
+    return Tensor(_cpu_kernel(declare, arrays, params).reshape(out_shape))
+
+
+def _cpu_kernel(declare, arrays, params):
+    """The CPU build of ``declare`` run on host ``arrays`` (strided ones made contiguous by a
+    kernel); counted in ``kernel_calls``. Returns its output array(s)."""
+    arrays = [a if a.flags.c_contiguous else _host_contiguous(a) for a in arrays]
     f = cpu.build(declare, [a.shape for a in arrays], [dtype_name(a.dtype) for a in arrays],
                   **params)
     kernel_calls[declare.__name__] += 1
-    return Tensor(f(*arrays).reshape(out_shape))
+    return f(*arrays)
 
 
 def _host_contiguous(array):

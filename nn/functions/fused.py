@@ -9,12 +9,11 @@ with ``autograd.grad(create_graph=True)``, so the gradient can be differentiated
 """
 from __future__ import annotations
 
-from nn.ops import cpu
 
 from .. import autograd
 from .. import device as devices
 from ..device import is_gpu
-from .base import Op, Tensor, _gpu_kernel, _host_contiguous, dtype_name, kernel_calls
+from .base import Op, Tensor, _cpu_kernel, _gpu_kernel
 
 
 def run_kernel(declare, *arrays, schedule=None, **params):
@@ -22,14 +21,9 @@ def run_kernel(declare, *arrays, schedule=None, **params):
     counted in ``kernel_calls`` as ``base._kernel`` counts. When one of ``arrays`` is on the
     GPU, the others (indices, noise drawn on the host) join it there and the GPU build runs."""
     if any(map(is_gpu, arrays)):
-        arrays = [devices.move(a, devices.CUDA) for a in arrays]
-        out = _gpu_kernel(declare, arrays, params)
-        return out if isinstance(out, tuple) else (out,)
-    arrays = [a if a.flags.c_contiguous else _host_contiguous(a) for a in arrays]
-    f = cpu.build(declare, [a.shape for a in arrays], [dtype_name(a.dtype) for a in arrays],
-                  schedule=schedule, **params)
-    kernel_calls[declare.__name__] += 1
-    out = f(*arrays)
+        out = _gpu_kernel(declare, [devices.move(a, devices.CUDA) for a in arrays], params)
+    else:
+        out = _cpu_kernel(declare, arrays, dict(params, schedule=schedule))
     return out if isinstance(out, tuple) else (out,)
 
 

@@ -34,7 +34,7 @@ from te.tensor import ComputeOp, Tensor
 from .cpu_conv import conv2d_nchw, schedule_conv2d_nchw
 from .cpu_matmul import batch_matmul, dense, matmul, schedule_matmul
 from .cpu_reduce import max, mean, min, schedule_reduce, schedule_softmax, softmax, sum
-from .cpu_util import inline_injective, num_elements, schedule_rows
+from .cpu_util import build_key, inline_injective, num_elements, schedule_rows
 
 # outputs of at least this many bytes (several times the caches) get streaming stores
 STREAM_BYTES = 32 << 20
@@ -214,8 +214,5 @@ def build(declare, shapes, dtype="float32", schedule=None, **params):
     tensor, or the list of them when ``declare`` returns several (a tuple or list), and then
     the built function returns a tuple of arrays. Results are cached.
     """
-    shapes = tuple(tuple(int(d) for d in s) for s in shapes)
-    dts = (dtype,) * len(shapes) if isinstance(dtype, str) else tuple(dtype)
-    params = tuple(sorted((k, tuple(v) if isinstance(v, list) else v)
-                          for k, v in params.items()))
+    shapes, dts, params = build_key(shapes, dtype, params)
     return _build(declare, shapes, dts, schedule, params)

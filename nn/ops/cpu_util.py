@@ -79,3 +79,13 @@ def schedule_rows(s, t, axes, parallel=True):
     if parallel and (total is None or total >= PARALLEL_MIN):
         stage.parallel(outer)
     return outer, vec
+
+
+def build_key(shapes, dtype, params) -> tuple:
+    """(shapes, dtypes, params) of a ``build`` call as hashable tuples, the cache key of the
+    CPU and GPU builds: one dtype for all inputs or one each; list params become tuples."""
+    shapes = tuple(tuple(int(d) for d in s) for s in shapes)
+    dts = (dtype,) * len(shapes) if isinstance(dtype, str) else tuple(dtype)
+    params = tuple(sorted((k, tuple(v) if isinstance(v, list) else v)
+                          for k, v in params.items()))
+    return shapes, dts, params

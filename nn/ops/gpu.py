@@ -9,7 +9,10 @@ from __future__ import annotations
 import functools
 
 import te
+from codegen_cuda.emit import simulator
 from te.tensor import ComputeOp
+
+from .cpu_util import build_key, num_elements
 
 
 def _bind_1d(s, T, axis, num_thread):
@@ -168,21 +171,6 @@ CROSS_THREAD_MAX_OUTPUTS = 4096
 SIMULATOR_ELEMENTS_PER_THREAD = 64
 
 
-def _simulated() -> bool:
-    """numba's CUDA simulator runs each GPU thread as a Python thread: there, fewer threads
-    (a serial reduction per output, many elements per thread) run much faster."""
-    import os
-    return os.environ.get("NUMBA_ENABLE_CUDASIM", "0") == "1"
-
-
-def _extent(axes) -> int:
-    """The number of iterations of ``axes`` (constant extents)."""
-    total = 1
-    for iv in axes:
-        total *= iv.dom.extent.value
-    return total
-
-
 def schedule_auto(outs, num_thread=128, reduce_threads=32):
     """A correct default for any te computation on the GPU (nn's operators on cuda tensors):
     elementwise producers are inlined; every remaining stage (the outputs, and reductions that
@@ -209,13 +197,13 @@ def schedule_auto(outs, num_thread=128, reduce_threads=32):
             stage.compute_at(s[scalar_consumer], s[scalar_consumer].leaf_iter_vars[-1])
         elif stage.op is scalar_consumer.op if scalar_consumer is not None else False:
             continue
-        elif stage.op.is_reduction and len(stage.op.outputs) == 1 and not _simulated() and \
-                _extent(stage.op.axis) < CROSS_THREAD_MAX_OUTPUTS:
+        elif stage.op.is_reduction and len(stage.op.outputs) == 1 and not simulator() and \
+                num_elements([iv.dom.extent for iv in stage.op.axis]) < CROSS_THREAD_MAX_OUTPUTS:
             reduce_across_threads(s, out, reduce_threads, max(1, num_thread // reduce_threads))
         else:
             axes = list(stage.op.axis)
             fused = stage.fuse(*axes) if len(axes) > 1 else axes[0]
-            if _simulated():        # a few simulated threads, each looping over many elements
+            if simulator():        # a few simulated threads, each looping over many elements
                 fused, _ = stage.split(fused, factor=SIMULATOR_ELEMENTS_PER_THREAD)
             _bind_1d(s, out, fused, num_thread)
     return s
@@ -264,10 +252,8 @@ def _as_vector(scalar):
 
 def build(declare, shapes, dtype="float32", **params):
     """``nn.ops.cpu.build`` for the GPU: declare for ``shapes``, schedule with
-    ``schedule_auto`` and compile with numba.cuda; cached. A CPU ``schedule=`` is ignored."""
+    ``schedule_auto`` and compile with numba.cuda; cached. A CPU ``schedule=`` is ignored.
+    (numba's simulator runs each GPU thread as a Python thread: there ``schedule_auto`` uses
+    few threads, each reducing serially over many elements.)"""
     params.pop("schedule", None)
-    shapes = tuple(tuple(int(d) for d in s) for s in shapes)
-    dts = (dtype,) * len(shapes) if isinstance(dtype, str) else tuple(dtype)
-    params = tuple(sorted((k, tuple(v) if isinstance(v, list) else v)
-                          for k, v in params.items()))
-    return _build(declare, shapes, dts, params)
+    return _build(declare, *build_key(shapes, dtype, params))

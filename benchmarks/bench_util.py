@@ -1,0 +1,29 @@
+"""Timing shared by the benchmark scripts: medians over interleaved rounds."""
+from __future__ import annotations
+
+import statistics
+import time
+
+
+def per_call(fn, number):
+    """Seconds per call of ``fn`` over ``number`` calls."""
+    t0 = time.perf_counter()
+    for _ in range(number):
+        fn()
+    return (time.perf_counter() - t0) / number
+
+
+def measure(cands, rounds, budget_s=0.05, settle_s=0.0):
+    """Median seconds per call of each candidate, over interleaved rounds (every candidate
+    sees the same load on a shared machine). Each timing repeats a candidate for about
+    ``budget_s``, after a pause of ``settle_s``."""
+    numbers = {}
+    for name, fn in cands.items():
+        fn()
+        numbers[name] = max(1, int(budget_s / max(per_call(fn, 1), 1e-7)))
+    times = {name: [] for name in cands}
+    for _ in range(rounds):
+        for name, fn in cands.items():
+            time.sleep(settle_s)
+            times[name].append(per_call(fn, numbers[name]))
+    return {name: statistics.median(t) for name, t in times.items()}
