@@ -10,7 +10,7 @@ from . import cache
 from .emit import CodegenError, Emitter
 from .jit import JITModule, has_openmp, mvec_isas, target_options
 from .module import BenchmarkResult, Module
-from .runtime import ArgumentError, get_num_threads, set_num_threads
+from .runtime import ArgumentError, _gomp, get_num_threads, set_num_threads
 
 __all__ = ["build", "Module", "ArgumentError", "CodegenError", "set_num_threads",
            "get_num_threads", "BenchmarkResult"]
@@ -49,8 +49,10 @@ def build(sch, args, target, name="default_function"):
     options = target_options(target.mcpu, tuple(target.mattr))
     module = ir.Module(name=func.name)
     module.triple = options.triple
-    Emitter(module, parallel=has_openmp(),
-            mvec=mvec_isas(options.features)).emit_function(func, shape_vars)
+    _gomp()         # loads libgomp and applies TW_NUM_THREADS before the first parallel call
+    emitter = Emitter(module, parallel=has_openmp(), mvec=mvec_isas(options.features))
+    emitter.emit_function(func, shape_vars)
     source = str(module)
     jit = JITModule(source, options)
-    return Module(func, shape_vars, jit, source, target)
+    workspace = emitter.workspace_bytes if emitter.workspace is not None else None
+    return Module(func, shape_vars, jit, source, target, workspace)

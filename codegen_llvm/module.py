@@ -6,7 +6,7 @@ import statistics
 import time
 
 from .emit import symbol
-from .runtime import Signature, fast_converter
+from .runtime import Signature, fast_converter, workspace_arena
 
 
 class BenchmarkResult:
@@ -28,7 +28,7 @@ class BenchmarkResult:
 class Module:
     """A compiled function: call it on arrays; inspect it with ``get_source``."""
 
-    def __init__(self, func, shape_vars, jit, source_ll, target):
+    def __init__(self, func, shape_vars, jit, source_ll, target, workspace=None):
         self.lowered = func
         self.entry_name = func.name
         self.name = func.name
@@ -41,8 +41,17 @@ class Module:
         argtypes = [ctypes.c_void_p] * n_ptr
         for v in self._sig.scalars + list(shape_vars):
             argtypes.append(_CTYPES[v.dtype])
+        self.workspace_bytes = workspace        # None: the function takes no workspace
+        if workspace is not None:
+            argtypes.append(ctypes.c_void_p)
         proto = ctypes.CFUNCTYPE(ctypes.c_int32, *argtypes)
-        self._cfunc = proto(jit.address(symbol(func.name)))
+        cfunc = proto(jit.address(symbol(func.name)))
+        if workspace is not None:
+            def with_workspace(*cargs, _f=cfunc, _n=workspace):
+                return _f(*cargs, workspace_arena(_n))
+            self._cfunc = with_workspace
+        else:
+            self._cfunc = cfunc
         self.imported_modules = []
 
     def __call__(self, *args):

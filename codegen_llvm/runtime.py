@@ -4,7 +4,9 @@ A built function takes arrays (numpy, te.nd.NDArray, anything with ``__array_int
 DLPack) without copying. Each call checks the count, dtype, rank, shape (binding symbolic
 sizes), C-contiguity and, for outputs, writeability, and names the argument in every error.
 Parallel loops run on libgomp's persistent thread pool; ``set_num_threads`` (or the
-environment variable ``TW_NUM_THREADS``) sets its size.
+environment variable ``TW_NUM_THREADS``) sets its size. Functions with large intermediate
+buffers get them from a per-thread workspace arena that grows to the largest request and is
+kept (``workspace_arena``; ``release_workspace`` frees the calling thread's).
 """
 from __future__ import annotations
 
@@ -13,6 +15,7 @@ import ctypes.util
 import functools
 import math
 import os
+import threading
 
 import numpy as np
 
@@ -42,6 +45,31 @@ def set_num_threads(n: int):
     lib = _gomp()
     if lib is not None:
         lib.omp_set_num_threads(int(n))
+
+
+_ARENA = threading.local()
+ARENA_ALIGN = 64
+
+
+def workspace_arena(nbytes: int) -> int:
+    """The address of this thread's workspace, at least ``nbytes`` long and 64-byte aligned.
+
+    Calls from one thread run one at a time, so all functions share the thread's arena; it
+    grows to the largest workspace asked for and stays allocated (its pages stay mapped:
+    allocating megabytes per call cost page faults).
+    """
+    if getattr(_ARENA, "size", 0) < nbytes:
+        raw = np.empty(nbytes + ARENA_ALIGN, np.uint8)
+        start = -raw.__array_interface__["data"][0] % ARENA_ALIGN
+        _ARENA.buf = raw            # the previous arena is freed: no call uses it now
+        _ARENA.size = nbytes
+        _ARENA.address = raw.__array_interface__["data"][0] + start
+    return _ARENA.address
+
+
+def release_workspace():
+    """Free the calling thread's workspace arena (the next call that needs one allocates it)."""
+    _ARENA.__dict__.clear()
 
 
 def get_num_threads() -> int:

@@ -50,11 +50,27 @@ def pass_up(relations, leaf_values, extents) -> dict:
     for rel in reversed(relations):
         if isinstance(rel, Split):
             if rel.outer in val and rel.inner in val:
-                val[rel.parent] = simplify(val[rel.outer] * extents[rel.inner] + val[rel.inner])
+                start = val[rel.outer] * extents[rel.inner]
+                if rel.tail == "shift":
+                    start = _shifted(rel, start, extents)
+                val[rel.parent] = simplify(start + val[rel.inner])
         elif isinstance(rel, Fuse) and rel.fused in val:
             val[rel.outer] = simplify(val[rel.fused] // extents[rel.inner])
             val[rel.inner] = simplify(val[rel.fused] % extents[rel.inner])
     return val
+
+
+def _shifted(rel, start, extents):
+    """The start of a piece of a ``tail="shift"`` split: at most ``extent - factor``."""
+    extent, factor = simplify(extents[rel.parent]), simplify(extents[rel.inner])
+    if isinstance(extent, IntImm) and isinstance(factor, IntImm):
+        if extent.value % factor.value == 0:
+            return start
+        if extent.value < factor.value:
+            raise ScheduleError(f"split of axis {rel.parent.var.name} with tail='shift': the "
+                                f"axis has {extent.value} values, fewer than the factor "
+                                f"{factor.value}; use a smaller factor or tail='guard'")
+    return Min(start, simplify(extent - factor), start.dtype)
 
 
 # ----------------------------------------------------------------------------- intervals

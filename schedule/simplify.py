@@ -146,6 +146,26 @@ class Linear:
             return Linear()
         return Linear({k: [a, c * s] for k, (a, c) in self.terms.items()}, self.const * s)
 
+    def merge_div_mod(self) -> "Linear":
+        """``k * c * (x // c) + k * (y % c)`` is ``k * x`` when ``x - y`` is a multiple of
+        ``c`` (a flattened ``[x // c, x % c]``, after the modulo dropped multiples of c)."""
+        for key, (atom, coeff) in list(self.terms.items()):
+            if not (isinstance(atom, FloorDiv) and isinstance(atom.b, IntImm)
+                    and atom.b.value > 0 and coeff % atom.b.value == 0):
+                continue
+            c, k = atom.b.value, coeff // atom.b.value
+            for mkey, (mod, mcoeff) in list(self.terms.items()):
+                if not (isinstance(mod, FloorMod) and isinstance(mod.b, IntImm)
+                        and mod.b.value == c and mcoeff == k):
+                    continue
+                diff = Linear.of(atom.a).add(Linear.of(mod.a), -1)
+                if diff.const % c or any(v % c for _, v in diff.terms.values()):
+                    continue
+                rest = Linear({q: v for q, v in self.terms.items() if q not in (key, mkey)},
+                              self.const)
+                return rest.add(Linear.of(atom.a).scale(k), 1).merge_div_mod()
+        return self
+
     def split(self, c):
         """(terms divisible by c, divided by c; the remainder, with the constant)."""
         q, r = Linear(), Linear(const_=self.const)
@@ -221,7 +241,7 @@ class Simplifier(ExprMutator):
     # integer sums: canonical linear form; floats: identities only
     def rule_Add(self, node, a, b):
         if _is_int(node):
-            return Linear.of(node).to_expr(node.dtype)
+            return Linear.of(node).merge_div_mod().to_expr(node.dtype)
         if _is_zero(b):
             return a
         if _is_zero(a):
@@ -230,7 +250,7 @@ class Simplifier(ExprMutator):
 
     def rule_Sub(self, node, a, b):
         if _is_int(node):
-            return Linear.of(node).to_expr(node.dtype)
+            return Linear.of(node).merge_div_mod().to_expr(node.dtype)
         return a if _is_zero(b) else node
 
     def rule_Mul(self, node, a, b):

@@ -28,6 +28,8 @@ class Split:
     inner: IterVar
     factor: Expr | None
     nparts: Expr | None
+    tail: str = "guard"     # "guard": an if around the last, partial piece; "shift": the last
+                            # piece moves back inside the axis, recomputing some values
 
 
 @dataclass(frozen=True, eq=False)
@@ -112,13 +114,27 @@ class Stage:
                                 f"must be a positive integer, got {amount_e}")
         return amount_e
 
-    def split(self, parent, factor=None, nparts=None):
-        """Split ``parent`` into (outer, inner) by ``factor`` (inner extent) or ``nparts``."""
+    def split(self, parent, factor=None, nparts=None, tail="guard"):
+        """Split ``parent`` into (outer, inner) by ``factor`` (inner extent) or ``nparts``.
+
+        When ``factor`` does not divide the axis, ``tail`` says what the last piece does:
+        ``"guard"`` (default) skips the values past the end with an if; ``"shift"`` (Halide's
+        ShiftInwards) starts the last piece ``factor`` values before the end, so that every
+        piece is whole (a vectorized piece stays one vector) and some values are computed
+        twice. Shifting needs a data-parallel axis of at least ``factor`` values.
+        """
         amount_e = self._split_amount(parent, factor, nparts)
+        if tail not in ("guard", "shift"):
+            raise ScheduleError(f"split on stage {self.name}, axis {parent.var.name}: tail "
+                                f"must be 'guard' or 'shift', got {tail!r}")
+        if tail == "shift" and (factor is None or parent.iter_type == COMM_REDUCE):
+            raise ScheduleError(f"split on stage {self.name}, axis {parent.var.name}: "
+                                "tail='shift' needs factor= and a data-parallel axis (a "
+                                "reduction would add the shifted values twice)")
         outer = IterVar(None, Var(parent.var.name + "_outer"), parent.iter_type)
         inner = IterVar(None, Var(parent.var.name + "_inner"), parent.iter_type)
         rel = Split(parent, outer, inner, amount_e if factor is not None else None,
-                    amount_e if nparts is not None else None)
+                    amount_e if nparts is not None else None, tail)
         self.relations.append(rel)
         pos = self.leaf_iter_vars.index(parent)
         self.leaf_iter_vars[pos:pos + 1] = [outer, inner]

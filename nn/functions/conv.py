@@ -24,6 +24,7 @@ import numpy as np
 
 from nn.ops import conv as ops
 
+from ..device import is_gpu
 from .base import Op, Tensor, _kernel
 
 __all__ = ["conv1d", "conv2d", "pad"]
@@ -44,7 +45,13 @@ def _conv2d_data(x, w, bias, geo):
     OW = (x.shape[3] + geo.padding[1] + geo.padding[3]
           - geo.dilation[1] * (w.shape[3] - 1) - 1) // geo.stride[1] + 1
     return _kernel(ops.conv2d, *arrays, out_shape=(N, F, OH, OW), schedule=ops.schedule_conv2d,
-                   **params)
+                   algorithm=_algorithm(arrays), **params)
+
+
+def _algorithm(arrays):
+    """The CPU chooses (Winograd for 3x3 stride-1 convolutions); the GPU's default schedule
+    is for the direct convolution."""
+    return "direct" if any(map(is_gpu, arrays)) else None
 
 
 class Convolution(Op):
@@ -77,7 +84,7 @@ class ConvGradInput(Op):
         return _kernel(ops.conv2d_grad_input, g._data, w._data, out_shape=in_shape,
                        schedule=ops.schedule_conv2d_grad_input, in_size=tuple(in_shape[2:]),
                        stride=geo.stride, padding=geo.padding, dilation=geo.dilation,
-                       groups=geo.groups)
+                       groups=geo.groups, algorithm=_algorithm((g._data, w._data)))
 
     @staticmethod
     def backward(ctx, ggx):

@@ -35,10 +35,10 @@ ACCUMULATORS = 24   # vector accumulators of conv2d_grad_weight's register tile 
 
 
 def conv2d(data, kernel, bias=None, stride=(1, 1), padding=(0, 0, 0, 0), dilation=(1, 1),
-           groups=1):
+           groups=1, algorithm=None):
     """``conv2d_nchw`` (+ bias), under a name of its own for the kernel counter."""
     return conv2d_nchw(data, kernel, stride=stride, padding=padding, dilation=dilation,
-                       groups=groups, bias=bias)
+                       groups=groups, bias=bias, algorithm=algorithm)
 
 
 def schedule_conv2d(out):
@@ -61,7 +61,7 @@ def transposed_padding(in_size, out_size, kernel, stride, padding, dilation):
 
 
 def conv2d_grad_input(grad, kernel, in_size=(1, 1), stride=(1, 1), padding=(0, 0, 0, 0),
-                      dilation=(1, 1), groups=1):
+                      dilation=(1, 1), groups=1, algorithm=None):
     """d conv2d / d data for the output gradient (N, F, OH, OW): (N, C, H, W)."""
     N, F, OH, OW = const_shape(grad, "conv2d_grad_input")
     _, CG, KH, KW = const_shape(kernel, "conv2d_grad_input")
@@ -91,7 +91,8 @@ def conv2d_grad_input(grad, kernel, in_size=(1, 1), stride=(1, 1), padding=(0, 0
                           tag="dilate")
         top, left, bottom, right = (max(p, 0) for p in (top, left, bottom, right))
     return conv2d_nchw(data, flipped, stride=1, padding=(top, left, bottom, right),
-                       dilation=dilation, groups=groups, name="conv2d_grad_input")
+                       dilation=dilation, groups=groups, name="conv2d_grad_input",
+                       algorithm=algorithm)
 
 
 def schedule_conv2d_grad_input(out):

@@ -1,5 +1,8 @@
 """2-d convolution in NCHW layout for the CPU: ``conv2d_nchw`` and ``schedule_conv2d_nchw``.
 
+3x3 stride-1 convolutions with enough channels and tiles use Winograd's algorithm
+(``cpu_winograd``; ``algorithm=`` chooses explicitly); the others, the direct convolution:
+
 The declaration builds three stages:
 
     pad[n, c, h, p, q] = data with zeros around it, at column q * sw + p (and more zero
@@ -91,13 +94,18 @@ def default_tile(out_channels, out_height, out_width, group_channels):
 
 
 def conv2d_nchw(data, kernel, stride=1, padding=0, dilation=1, groups=1, tile=None,
-                name="conv2d", bias=None):
+                name="conv2d", bias=None, algorithm=None):
     """Convolution of data (N, C, H, W) with kernel (F, C // groups, KH, KW): (N, F, OH, OW).
 
-    ``groups == C == F`` is a depthwise convolution. ``tile`` is (output channels, output
-    rows, output columns) of the register tile; the default comes from ``default_tile``.
-    ``bias`` (F,), when given, is added while the result is copied out of the tile.
+    ``groups == C == F`` is a depthwise convolution. ``bias`` (F,), when given, is added
+    while the result is copied out. ``algorithm``: ``"direct"`` (the register-tiled loops of
+    this module), ``"winograd"`` (``cpu_winograd``: 3x3 kernels, stride 1, no dilation, no
+    groups) or None: Winograd where it applies (``cpu_winograd.applies``) and no ``tile`` is
+    given, else direct. ``tile`` is, for the direct algorithm, (output channels, output
+    rows, output columns) of the register tile (default: ``default_tile``); for Winograd,
+    the output tile m of F(m x m, 3x3), 2 or 4 (default: ``cpu_winograd.default_tile``).
     """
+    from . import cpu_winograd
     N, C, H, W = const_shape(data, name)
     F, CG, KH, KW = const_shape(kernel, name)
     sh, sw = _pair(stride, "stride")
@@ -112,6 +120,21 @@ def conv2d_nchw(data, kernel, stride=1, padding=0, dilation=1, groups=1, tile=No
     if OH < 1 or OW < 1:
         raise ValueError(f"{name}: the output would be empty ({OH} x {OW})")
     FG = F // groups
+    if algorithm not in (None, "direct", "winograd"):
+        raise ValueError(f"{name}: algorithm must be 'direct', 'winograd' or None (choose), "
+                         f"got {algorithm!r}")
+    winograd = cpu_winograd.applies((KH, KW), (sh, sw), (dh, dw), groups, C, F)
+    if algorithm == "winograd" and not winograd:
+        raise ValueError(f"{name}: algorithm='winograd' needs a 3x3 kernel, stride 1, "
+                         f"dilation 1, groups 1 and at least {cpu_winograd.MIN_CHANNELS} "
+                         f"input and output channels; got kernel {KH}x{KW}, stride "
+                         f"{(sh, sw)}, dilation {(dh, dw)}, groups {groups}, {C} -> {F} "
+                         "channels (use algorithm='direct')")
+    if algorithm is None and tile is None and winograd:
+        tile = cpu_winograd.default_tile(N, C, F, OH, OW, vector_lanes(data.dtype))
+        algorithm = "winograd" if tile else None
+    if algorithm == "winograd":
+        return cpu_winograd.conv2d_winograd(data, kernel, (pt, pl, pb, pr), name, bias, tile)
     if tile is None and groups == 1 and C >= PACKED_MIN_CHANNELS:
         return _conv2d_packed(data, kernel, (N, C, H, W, F, KH, KW, OH, OW), (sh, sw),
                               (dh, dw), (pt, pl, pb, pr), name, bias)
@@ -259,6 +282,9 @@ def schedule_conv2d_nchw(out):
     if getattr(out.op, "tag", "") != "conv2d":
         raise ValueError(f"schedule_conv2d_nchw: {out.name} is not the output of conv2d_nchw")
     s = te.create_schedule(out.op)
+    if any(getattr(t.op, "tag", "") == "winograd_inverse" for t in out.op.input_tensors()):
+        from .cpu_winograd import schedule_winograd
+        return schedule_winograd(s, out)
     acc = next(t for t in out.op.input_tensors() if getattr(t.op, "tag", "") == "conv2d_acc")
     pad = acc.op.input_tensors()[0]
     if "packed" in acc.op.attrs:

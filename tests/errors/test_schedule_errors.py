@@ -334,3 +334,37 @@ def test_failed_cache_write_leaves_the_schedule_unchanged():
         s.cache_write(C, "local")
     assert _snapshot(s[C]) == before
     assert s.stages == stages
+
+
+def test_split_tail_must_be_guard_or_shift():
+    _, _, C = _gemm()
+    s = te.create_schedule(C.op)
+    before = _snapshot(s[C])
+    with pytest.raises(ScheduleError, match=r"split on stage C, axis j: tail must be 'guard' "
+                                            r"or 'shift', got 'round'"):
+        s[C].split(C.op.axis[1], factor=4, tail="round")
+    assert _snapshot(s[C]) == before
+
+
+def test_split_tail_shift_of_a_reduce_axis_or_with_nparts():
+    _, _, C = _gemm()
+    s = te.create_schedule(C.op)
+    before = _snapshot(s[C])
+    with pytest.raises(ScheduleError, match=r"split on stage C, axis k: tail='shift' needs "
+                                            r"factor= and a data-parallel axis \(a reduction "
+                                            r"would add the shifted values twice\)"):
+        s[C].split(C.op.reduce_axis[0], factor=3, tail="shift")
+    with pytest.raises(ScheduleError, match=r"axis i: tail='shift' needs factor="):
+        s[C].split(C.op.axis[0], nparts=3, tail="shift")
+    assert _snapshot(s[C]) == before
+
+
+def test_split_tail_shift_of_an_axis_shorter_than_the_factor():
+    A = te.placeholder((6,), name="A")
+    B = te.compute((6,), lambda i: A[i] * 2.0, name="B")
+    s = te.create_schedule(B.op)
+    s[B].split(B.op.axis[0], factor=8, tail="shift")
+    with pytest.raises(ScheduleError, match=r"split of axis i with tail='shift': the axis has 6 "
+                                            r"values, fewer than the factor 8; use a smaller "
+                                            r"factor or tail='guard'"):
+        te.lower(s, [A, B])

@@ -73,3 +73,18 @@ def test_structural_equal_distinguishes():
     j = Var("j")
     assert not structural_equal(a, loop(j, 7, BufferStore(B, const(0.0), (j,))))
     assert not structural_equal(a, loop(j, 8, BufferStore(B, const(1.0), (j,))))
+
+
+def test_simplify_merges_a_flattened_div_and_mod():
+    """[p // 7, p % 7] flattened with row stride 7 is p again, also after the modulo dropped
+    a multiple of 7 (p = 28 * o + i: (28 o + i) // 7 * 7 + i % 7)."""
+    from schedule.simplify import simplify
+    p, o, i = Var("p"), Var("o"), Var("i")
+    assert structural_equal(simplify(p // 7 * 7 + p % 7), p)
+    assert structural_equal(simplify((p // 7 * 7 + p % 7) * 3 + 5), simplify(p * 3 + 5))
+    ranges = {i: (0, 27)}
+    flat = simplify((o * 28 + i) // 7 * 7 + (o * 28 + i) % 7, ranges)
+    assert structural_equal(flat, simplify(o * 28 + i))
+    # different divisors, or arguments that differ by a non-multiple, stay as they are
+    assert not structural_equal(simplify(p // 7 * 7 + p % 5), p)
+    assert not structural_equal(simplify((p + 1) // 7 * 7 + p % 7), simplify(p + 1))

@@ -123,3 +123,32 @@ def test_storage_align_and_pragma():
     assert "strides=[17, 1]" in text and "# pragma auto_unroll_max_step = 16" in text
     a = np.random.rand(8, 8).astype("float32")
     verify_schedule(s, [A, C], [a], [np.empty((8, 8), "float32")], lambda a: (a + 1) * 2)
+
+
+def test_split_tail_shift_keeps_whole_vectors():
+    """tail="shift": the last piece starts factor values before the end (no guard, no scalar
+    tail); values in the overlap are computed twice, with the same result."""
+    A, B = _ew((5, 28))
+    s = te.create_schedule(B.op)
+    _, xi = s[B].split(B.op.axis[1], factor=16, tail="shift")
+    s[B].vectorize(xi)
+    text = str(te.lower(s, [A, B]))
+    assert "min(j_outer * 16, 12)" in text and "if " not in text and "scalarized" not in text
+    a = np.random.rand(5, 28).astype("float32")
+    verify_schedule(s, [A, B], [a], [np.empty((5, 28), "float32")], lambda a: a * 2)
+
+
+def test_split_tail_shift_of_a_reduction_stage_and_a_consumer_region():
+    """A shifted data axis of a reduction recomputes whole outputs (init and all); a stage
+    computed at a shifted loop gets the region the shifted piece reads."""
+    k = te.reduce_axis((0, 6), name="k")
+    A = te.placeholder((10, 6), name="A")
+    B = te.compute((10,), lambda i: te.sum(A[i, k], axis=k), name="B")
+    C = te.compute((10,), lambda i: B[i] + 1.0, name="C")
+    s = te.create_schedule(C.op)
+    co, _ = s[C].split(C.op.axis[0], factor=4, tail="shift")
+    s[B].compute_at(s[C], co)
+    s[B].split(B.op.axis[0], factor=3, tail="shift")
+    a = np.random.rand(10, 6).astype("float32")
+    verify_schedule(s, [A, C], [a], [np.empty(10, "float32")], lambda a: a.sum(1) + 1,
+                    rtol=1e-5)
