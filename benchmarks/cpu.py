@@ -80,7 +80,9 @@ def case_conv2d(rng):
     out = np.empty((1, 64, 56, 56), np.float32)
     f(x, w, out=out)
     _check(out, _conv_numpy(x, w, 1), "conv2d", rtol=1e-3, atol=2e-3)
-    cands = {"te": lambda: f(x, w, out=out), "numpy": lambda: _conv_numpy(x, w, 1)}
+    direct = cpu.build(cpu.conv2d_nchw, [x.shape, w.shape], padding=1, algorithm="direct")
+    cands = {"te": lambda: f(x, w, out=out), "numpy": lambda: _conv_numpy(x, w, 1),
+             "direct": lambda: direct(x, w, out=out)}     # te's direct convolution
     if torch is not None:
         tx, tw = torch.from_numpy(x), torch.from_numpy(w)
         cands["torch"] = lambda: torch.nn.functional.conv2d(tx, tw, padding=1)

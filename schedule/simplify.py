@@ -389,10 +389,12 @@ class Simplifier(ExprMutator):
         return node
 
     def visit_Select(self, node):
-        node = self.generic_visit(node)
-        if isinstance(node.condition, IntImm):
-            return node.true_value if node.condition.value else node.false_value
-        return node
+        # the condition first: when it is constant (a select on an unrolled loop variable),
+        # only the chosen value is simplified; a chain of selects costs one path, not all
+        cond = self.visit(node.condition)
+        if isinstance(cond, IntImm):
+            return self.visit(node.true_value if cond.value else node.false_value)
+        return self.generic_visit(node)
 
     def visit_Call(self, node):
         node = self.generic_visit(node)

@@ -11,22 +11,41 @@ import dataclasses
 from .expr import Expr, Var
 
 
+_FIELDS = {}    # dataclass type -> its field names (dataclasses.fields is slow per call)
+
+
+def _fields(node):
+    cls = type(node)
+    names = _FIELDS.get(cls)
+    if names is None:
+        names = _FIELDS[cls] = tuple(f.name for f in dataclasses.fields(cls))
+    return names
+
+
 def _is_node(x):
-    return dataclasses.is_dataclass(x) and not isinstance(x, type)
+    return hasattr(type(x), "__dataclass_fields__") and not isinstance(x, type)
 
 
 class ExprVisitor:
     """Walks expressions (and, in subclasses, statements); override ``visit_<Node>``."""
 
     def visit(self, node):
-        method = getattr(self, "visit_" + type(node).__name__, None)
+        cls = type(self)
+        table = cls.__dict__.get("_dispatch")
+        if table is None:
+            table = {}
+            setattr(cls, "_dispatch", table)
+        key = type(node)
+        if key not in table:
+            table[key] = getattr(cls, "visit_" + key.__name__, None)
+        method = table[key]
         if method is not None:
-            return method(node)
+            return method(self, node)
         return self.generic_visit(node)
 
     def generic_visit(self, node):
-        for f in dataclasses.fields(node):
-            self._visit_value(getattr(node, f.name))
+        for name in _fields(node):
+            self._visit_value(getattr(node, name))
 
     def _visit_value(self, value):
         if isinstance(value, Expr) or (_is_node(value) and self._descend(value)):
@@ -44,12 +63,14 @@ class ExprMutator(ExprVisitor):
     """Rebuilds expressions bottom-up; returns the same node when nothing changed."""
 
     def generic_visit(self, node):
-        changes = {}
-        for f in dataclasses.fields(node):
-            old = getattr(node, f.name)
+        changes = None
+        for name in _fields(node):
+            old = getattr(node, name)
             new = self._mutate_value(old)
             if new is not old:
-                changes[f.name] = new
+                if changes is None:
+                    changes = {}
+                changes[name] = new
         return dataclasses.replace(node, **changes) if changes else node
 
     def _mutate_value(self, value):
