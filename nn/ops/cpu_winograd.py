@@ -54,8 +54,9 @@ GEMM_ROWS = 8       # output channels of the register tile
 GEMM_VECTORS = 2    # vectors of tiles of the register tile (2 x 16 float32 lanes)
 MIN_CHANNELS = 16   # fewer input or output channels: the transforms cost more than they save
 TRANSFORM_COST = 35  # multiply-adds that one element of V or M costs (its stores, loads and
-KERNEL_COST = 25     # additions), and one of U: fitted to the measurements in default_tile
-WINOGRAD_MIN_GAIN = 0.85    # Winograd when its modelled cost is below this times direct's
+KERNEL_COST = 25     # additions), one of U, and one of the padded input (its loads are gathers:
+PAD_COST = 16        # every m-th column): fitted to the measurements in default_tile
+WINOGRAD_MIN_GAIN = 0.8     # Winograd when its modelled cost is below this times direct's
 # the 16 planes of U and M are read or written together: their stride must not be a multiple
 # of 4 KiB (the L1 cache's set stride), or the 16 streams fall into one set and evict each
 # other (M's 64 x 800 planes: the inverse ran 1.5x slower). Pad it to 1 line past a multiple.
@@ -171,23 +172,34 @@ def conv2d_winograd(data, kernel, padding, name="conv2d", bias=None, tile=None):
 
 def cost(m, batch, channels, out_channels, out_height, out_width, lanes=16):
     """The modelled cost of F(m x m, 3x3) in multiply-adds: the products (padded to whole
-    register tiles), plus ``TRANSFORM_COST`` per element of V and M and ``KERNEL_COST`` per
-    element of U."""
+    register tiles), plus ``TRANSFORM_COST`` per element of V and M, ``KERNEL_COST`` per
+    element of U and ``PAD_COST`` per element of the phase-split padded input, more when its
+    rows are narrower than a vector (its vectors are then partly empty)."""
     E = (m + 2) ** 2
-    columns = pad_to(batch * -(-out_height // m) * -(-out_width // m), GEMM_VECTORS * lanes)
+    th, tw = -(-out_height // m), -(-out_width // m)
+    columns = pad_to(batch * th * tw, GEMM_VECTORS * lanes)
+    pad_row = tw + (m + 1) // m
+    used = lanes
+    while used > pad_row and used > 4:
+        used //= 2
+    pad = batch * channels * (m * th + 2) * m * pad_row
     return (E * columns * out_channels * channels
             + TRANSFORM_COST * E * columns * (channels + out_channels)
-            + KERNEL_COST * E * out_channels * channels)
+            + KERNEL_COST * E * out_channels * channels
+            + PAD_COST * lanes / used * pad)
 
 
 def default_tile(batch, channels, out_channels, out_height, out_width, lanes=16):
     """The output tile m of F(m x m, 3x3) with the least ``cost``; None when that is not
     below ``WINOGRAD_MIN_GAIN`` times the direct convolution's ``9 * outputs * channels``.
 
-    Measured (2 threads, ms; direct / F(2x2) / F(4x4) / torch): 64x56x56 1.10 / 0.70 / 0.57 /
-    1.25; 128x28x28 1.11 / 0.69 / 0.55 / 1.07; 256x14x14 1.08 / 1.06 / 1.06 / 1.08; 8 images
-    256x14x14 10.0 / 5.8 / 5.0 / 7.8; 512x7x7 1.30 / 3.5 / 7.4 / 1.24; 50 images 32x16x16
-    1.17 / 0.99 / 0.86 / 1.14; 50 images 16->32 32x32 2.8 / 5.2 / 4.0 / 2.9.
+    Measured (2 threads, ms; direct / F(2x2) / F(4x4) / torch; the machine is shared, these
+    moved by 10-30% between runs): 64x56x56 1.10 / 0.70 / 0.57 / 1.25; 128x28x28 1.11 / 0.69 /
+    0.55 / 1.07; 256x14x14 1.08 / 1.06 / 1.06 / 1.08; 8 images 256x14x14 10.0 / 5.8 / 5.0 /
+    7.8; 512x7x7 1.30 / 3.5 / 7.4 / 1.24; 50 images 32x16x16 1.17 / 0.99 / 0.86 / 1.14;
+    50 images 16->32 32x32 2.8 / 5.2 / 4.0 / 2.9; 50 images 64->32 13x13 padded by 2 (the
+    tutorial's input gradient) 2.29 / 3.28 / 2.92 / 1.65. The model keeps the direct
+    convolution where the gain is uncertain (50 images of 32x16x16).
     """
     def c(m):
         return cost(m, batch, channels, out_channels, out_height, out_width, lanes)

@@ -100,8 +100,12 @@ def test_default_tile_follows_the_cost_model():
     # one 14x14 image: 16 tiles of 4x4 fill half a register tile, and U is 36 x 256 x 256
     assert W.default_tile(1, 256, 256, 14, 14) is None
     assert W.default_tile(1, 512, 512, 7, 7) is None
+    # 14 x 14 tiles of 4x4 (224 columns); rows of 15 phase columns fill half a vector
     assert W.cost(4, 1, 64, 64, 56, 56) == (36 * 224 * 64 * 64 + W.TRANSFORM_COST * 36 * 224
-                                            * 128 + W.KERNEL_COST * 36 * 64 * 64)
+                                            * 128 + W.KERNEL_COST * 36 * 64 * 64
+                                            + W.PAD_COST * 2 * 64 * 58 * 4 * 15)
+    # the tutorial's input gradient (50 images, 64 -> 32 channels, 15x15): direct
+    assert W.default_tile(50, 64, 32, 15, 15) is None
     assert W.applies((3, 3), (1, 1), (1, 1), 1, 16, 16)
     assert not W.applies((3, 3), (1, 1), (1, 1), 1, 8, 64)
     assert not W.applies((5, 5), (1, 1), (1, 1), 1, 64, 64)
