@@ -57,8 +57,8 @@ TRANSFORM_COST = 35  # multiply-adds that one element of V or M costs (its store
 KERNEL_COST = 25     # additions), one of U, and one of the padded input (its loads are gathers:
 PAD_COST = 16        # every m-th column): fitted to the measurements in default_tile
 WINOGRAD_MIN_GAIN = 0.8     # Winograd when its modelled cost is below this times direct's
-# the 16 planes of U and M are read or written together: their stride must not be a multiple
-# of 4 KiB (the L1 cache's set stride), or the 16 streams fall into one set and evict each
+# the E planes of U and M are read or written together: their stride must not be a multiple
+# of 4 KiB (the L1 cache's set stride), or the E streams fall into one set and evict each
 # other (M's 64 x 800 planes: the inverse ran 1.5x slower). Pad it to 1 line past a multiple.
 PLANE_ALIGN = (1024, 16)    # elements: stride % 1024 == 16
 # the products read a panel of V down its channels: with a stride of 128 floats (8 images of
