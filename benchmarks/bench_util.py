@@ -1,8 +1,21 @@
-"""Timing shared by the benchmark scripts: medians over interleaved rounds."""
+"""What the benchmark scripts share: the repository on ``sys.path`` (importing this module
+puts it there, so that the scripts run from a checkout without installing), PyTorch when it is
+installed (``torch`` is None otherwise), and timing: medians over interleaved rounds."""
 from __future__ import annotations
 
+import os
 import statistics
+import sys
 import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+if ROOT not in sys.path:
+    sys.path.insert(0, ROOT)
+
+try:
+    import torch
+except ImportError:
+    torch = None
 
 
 def per_call(fn, number):

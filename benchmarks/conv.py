@@ -10,24 +10,13 @@ PyTorch (or numpy) first.
 from __future__ import annotations
 
 import argparse
-import os
-import sys
 
 import numpy as np
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, ROOT)
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-
-import te                        # noqa: E402
-from nn.ops import cpu           # noqa: E402
-from bench_util import measure  # noqa: E402
-from cpu import _conv_numpy      # noqa: E402
-
-try:
-    import torch
-except ImportError:
-    torch = None
+from bench_util import measure, torch  # first: puts the repository on sys.path
+import te
+from nn.ops import cpu
+from cpu import _conv_numpy
 
 # (images, channels, size, output channels)
 SHAPES = [(1, 64, 56, 64), (1, 128, 28, 128), (1, 256, 14, 256), (8, 256, 14, 256),

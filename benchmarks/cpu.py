@@ -21,18 +21,10 @@ import time
 
 import numpy as np
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, ROOT)
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from bench_util import ROOT, measure, torch  # first: puts the repository on sys.path
+import te
+from nn.ops import cpu
 
-import te                        # noqa: E402
-from nn.ops import cpu           # noqa: E402
-from bench_util import measure  # noqa: E402
-
-try:
-    import torch
-except ImportError:
-    torch = None
 try:
     from threadpoolctl import threadpool_limits
 except ImportError:
@@ -257,8 +249,7 @@ print(time.perf_counter() - t0)
 def compile_times():
     """te.build of the GEMM tutorial's final schedule in new processes: cold, then cached."""
     import tempfile
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    code = _BUILD_GEMM.format(root=root)
+    code = _BUILD_GEMM.format(root=ROOT)
     with tempfile.TemporaryDirectory() as cache:
         env = dict(os.environ, TW_CACHE_DIR=cache)
         times = []

@@ -18,14 +18,10 @@ import sys
 
 import numpy as np
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, ROOT)
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-
-import te                        # noqa: E402
-import nn                        # noqa: E402
-import torch                     # noqa: E402
-from bench_util import measure   # noqa: E402
+from bench_util import measure  # first: puts the repository on sys.path
+import te
+import nn
+import torch
 
 
 def _same(a, b, what, tol=2e-3):

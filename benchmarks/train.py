@@ -12,25 +12,14 @@ tensorweave is faster), on 1 and 2 threads.
 from __future__ import annotations
 
 import argparse
-import os
-import sys
 import time
 
 import numpy as np
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, ROOT)
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-
-import te                        # noqa: E402
-import nn                        # noqa: E402
-import nn.optim                  # noqa: E402
-from bench_util import measure   # noqa: E402
-
-try:
-    import torch
-except ImportError:
-    torch = None
+from bench_util import measure, torch  # first: puts the repository on sys.path
+import te
+import nn
+import nn.optim
 
 
 def build(lib):

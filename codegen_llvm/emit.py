@@ -94,7 +94,9 @@ class Emitter:
         scalars = [p for p in func.params if isinstance(p, Var)] + list(shape_vars)
         arg_types = [ir.PointerType(memory_type(b.dtype)) for b in buffers] + \
             [value_type(v.dtype) for v in scalars]
-        workspace = _workspace_needed(func.body)
+        allocations = _allocations(func.body)
+        workspace = any(not parallel and (_nbytes(b) or 0) > STACK_LIMIT
+                        for b, parallel in allocations)
         if workspace:
             arg_types.append(PTR)
         fn = ir.Function(self.module, ir.FunctionType(I32, arg_types), name=symbol(func.name))
@@ -108,7 +110,7 @@ class Emitter:
                    bufs={b: fn.args[k] for k, b in enumerate(buffers)},
                    ranges={v: (0, INF) for v in shape_vars})
         self.ctx = self.top = ctx
-        self._alias_scopes(func, buffers)
+        self._alias_scopes(func.name, buffers + [b for b, _ in allocations])
         if workspace:
             self.workspace = fn.args[-1]
             self.workspace.name = "workspace"
@@ -117,25 +119,14 @@ class Emitter:
         self.ctx.builder.ret(ir.Constant(I32, 0))
         return fn
 
-    def _alias_scopes(self, func, params):
-        """One alias scope per buffer of ``func`` (parameters and allocations)."""
-        from schedule.ir import Allocate
-
-        class Collect(IRVisitor):
-            def __init__(self):
-                self.found = list(params)
-
-            def visit_Allocate(self, node):
-                self.found.append(node.buffer)
-                self.generic_visit(node)
-        collect = Collect()
-        collect.visit(func.body)
-        bufs = list(dict.fromkeys(collect.found))
+    def _alias_scopes(self, name, buffers):
+        """One alias scope per buffer of function ``name`` (parameters and allocations)."""
+        bufs = list(dict.fromkeys(buffers))
         if len(bufs) < 2:
             return
         md = self.module.add_metadata
-        domain = md([ir.MetaDataString(self.module, f"tw.{func.name}")])
-        scopes = [md([ir.MetaDataString(self.module, f"tw.{func.name}.{k}.{b.name}"), domain])
+        domain = md([ir.MetaDataString(self.module, f"tw.{name}")])
+        scopes = [md([ir.MetaDataString(self.module, f"tw.{name}.{k}.{b.name}"), domain])
                   for k, b in enumerate(bufs)]
         for k, b in enumerate(bufs):
             others = [sc for j, sc in enumerate(scopes) if j != k]
@@ -552,7 +543,7 @@ class Emitter:
         buf = s.buffer
         size = alloc_size(buf)
         mt = memory_type(buf.dtype)
-        nbytes = size.value * _width(mt) // 8 if isinstance(size, IntImm) else None
+        nbytes = _nbytes(buf)
         if nbytes is not None and nbytes > STACK_LIMIT and self.ctx is self.top and \
                 self.workspace is not None:
             start = -(-self.workspace_top // WORKSPACE_ALIGN) * WORKSPACE_ALIGN
@@ -720,22 +711,30 @@ def _with_elem(t, elem):
     return ir.VectorType(elem, t.count) if isinstance(t, ir.VectorType) else elem
 
 
-def _workspace_needed(body) -> bool:
-    """Whether ``body`` allocates a constant buffer over ``STACK_LIMIT`` outside parallel
-    loops (those go to the workspace)."""
-    class Finder(IRVisitor):
-        found = False
+def _nbytes(buf):
+    """The bytes of an allocation of ``buf``: an int for a constant size, else None."""
+    size = alloc_size(buf)
+    if not isinstance(size, IntImm):
+        return None
+    return size.value * _width(memory_type(buf.dtype)) // 8
+
+
+def _allocations(body) -> list:
+    """(buffer, whether inside a parallel loop) of each allocation in ``body``: the buffers
+    get alias scopes; large constant ones outside parallel loops go to the workspace."""
+    class Collect(IRVisitor):
+        def __init__(self):
+            self.found, self.parallel = [], 0
 
         def visit_For(self, node):
-            if node.kind != ForKind.PARALLEL:
-                self.generic_visit(node)
+            inside = node.kind == ForKind.PARALLEL
+            self.parallel += inside
+            self.generic_visit(node)
+            self.parallel -= inside
 
         def visit_Allocate(self, node):
-            size = alloc_size(node.buffer)
-            if isinstance(size, IntImm) and \
-                    size.value * _width(memory_type(node.buffer.dtype)) // 8 > STACK_LIMIT:
-                self.found = True
+            self.found.append((node.buffer, self.parallel > 0))
             self.generic_visit(node)
-    finder = Finder()
-    finder.visit(body)
-    return finder.found
+    collect = Collect()
+    collect.visit(body)
+    return collect.found

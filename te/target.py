@@ -1,5 +1,13 @@
-"""Targets: ``"llvm"``, ``"llvm -mcpu=znver3 -mattr=+avx2,+fma"`` and ``"cuda"``."""
+"""Targets: ``"llvm"``, ``"llvm -mcpu=znver3 -mattr=+avx2,+fma"`` and ``"cuda"``.
+
+As in TVM, ``with Target("cuda"):`` makes a target current, so that operator declarations can
+choose an algorithm for it (``Target.current()``; None outside any ``with``).
+"""
 from __future__ import annotations
+
+import threading
+
+_CURRENT = threading.local()
 
 
 class _Kind:
@@ -39,5 +47,23 @@ class Target:
 
     def __str__(self):
         return self.text
+
+    def __enter__(self):
+        stack = _CURRENT.__dict__.setdefault("stack", [])
+        stack.append(self)
+        return self
+
+    def __exit__(self, *exc):
+        _CURRENT.stack.pop()
+
+    @staticmethod
+    def current(allow_none=True):
+        """The innermost target of the enclosing ``with Target(...)`` blocks of this thread."""
+        stack = getattr(_CURRENT, "stack", None)
+        if stack:
+            return stack[-1]
+        if not allow_none:
+            raise ValueError("no target is current: use `with te.target.Target(...):`")
+        return None
 
     __repr__ = __str__

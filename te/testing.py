@@ -10,6 +10,36 @@ def assert_allclose(actual, desired, rtol=1e-7, atol=0.0, verbose=True):
                                verbose=verbose)
 
 
+def conv2d_nchw_python(x, w, stride=1, padding=0, dilation=1, groups=1, bias=None):
+    """Direct 2-d convolution in float64 (TVM's ``topi.testing.conv2d_nchw_python``): a sum
+    over the kernel taps of strided windows. ``padding``: an int, (h, w) or (top, left,
+    bottom, right); ``bias`` (F,) is added per output channel."""
+    def pair(v):
+        return (v, v) if isinstance(v, int) else tuple(v)
+    (sh, sw), (dh, dw) = pair(stride), pair(dilation)
+    if isinstance(padding, int):
+        padding = (padding,) * 4
+    elif len(padding) == 2:
+        padding = (padding[0], padding[1], padding[0], padding[1])
+    pt, pl, pb, pr = padding
+    x = np.pad(np.asarray(x, np.float64), ((0, 0), (0, 0), (pt, pb), (pl, pr)))
+    N, _, H, W = x.shape
+    F, CG, KH, KW = w.shape
+    OH = (H - dh * (KH - 1) - 1) // sh + 1
+    OW = (W - dw * (KW - 1) - 1) // sw + 1
+    out = np.zeros((N, F, OH, OW))
+    FG = F // groups
+    for g in range(groups):
+        xs = x[:, g * CG:(g + 1) * CG]
+        ws = np.asarray(w[g * FG:(g + 1) * FG], np.float64)
+        for ky in range(KH):
+            for kx in range(KW):
+                win = xs[:, :, ky * dh:ky * dh + sh * (OH - 1) + 1:sh,
+                         kx * dw:kx * dw + sw * (OW - 1) + 1:sw]
+                out[:, g * FG:(g + 1) * FG] += np.einsum("nchw,fc->nfhw", win, ws[:, :, ky, kx])
+    return out if bias is None else out + np.asarray(bias).reshape(1, -1, 1, 1)
+
+
 def random_inputs(tensors, shape_values=None, seed=0):
     """Random numpy arrays for placeholder tensors (``shape_values`` binds te.var sizes)."""
     from schedule.simplify import simplify

@@ -24,7 +24,6 @@ import numpy as np
 
 from nn.ops import conv as ops
 
-from ..device import is_gpu
 from .base import Op, Tensor, _kernel
 
 __all__ = ["conv1d", "conv2d", "pad"]
@@ -45,13 +44,7 @@ def _conv2d_data(x, w, bias, geo):
     OW = (x.shape[3] + geo.padding[1] + geo.padding[3]
           - geo.dilation[1] * (w.shape[3] - 1) - 1) // geo.stride[1] + 1
     return _kernel(ops.conv2d, *arrays, out_shape=(N, F, OH, OW), schedule=ops.schedule_conv2d,
-                   algorithm=_algorithm(arrays), **params)
-
-
-def _algorithm(arrays):
-    """The CPU chooses (Winograd for 3x3 stride-1 convolutions); the GPU's default schedule
-    is for the direct convolution."""
-    return "direct" if any(map(is_gpu, arrays)) else None
+                   **params)
 
 
 class Convolution(Op):
@@ -84,7 +77,7 @@ class ConvGradInput(Op):
         return _kernel(ops.conv2d_grad_input, g._data, w._data, out_shape=in_shape,
                        schedule=ops.schedule_conv2d_grad_input, in_size=tuple(in_shape[2:]),
                        stride=geo.stride, padding=geo.padding, dilation=geo.dilation,
-                       groups=geo.groups, algorithm=_algorithm((g._data, w._data)))
+                       groups=geo.groups)
 
     @staticmethod
     def backward(ctx, ggx):
@@ -227,18 +220,26 @@ def _check_size(x, w, pads, dilation):
                            "than actual input size")
 
 
+def _arguments(name, nd, input, weight, bias, stride, padding, dilation, groups):
+    """Check an ``nd``-d convolution's arguments as PyTorch does: (input with a batch axis,
+    whether it had none, stride, (before, after) padding per axis, dilation)."""
+    stride, dilation = _ntuple(stride, nd, "stride"), _ntuple(dilation, nd, "dilation")
+    _check_conv(name, input, weight, bias, stride, dilation, groups, nd)
+    pads = _padding(padding, weight.shape[2:], stride, dilation)
+    unbatched = input.ndim == nd + 1
+    x = input.unsqueeze(0) if unbatched else input
+    _check_size(x, weight, pads, dilation)
+    return x, unbatched, stride, pads, dilation
+
+
 def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     """2-d convolution of input (N, C, H, W) or (C, H, W) with weight (F, C / groups, kH, kW).
 
     ``padding``: an int, (pad_h, pad_w), "valid" (none) or "same" (the output as large as
     the input, stride 1; an odd total puts the extra row/column at the bottom/right).
     """
-    stride, dilation = _ntuple(stride, 2, "stride"), _ntuple(dilation, 2, "dilation")
-    _check_conv("conv2d", input, weight, bias, stride, dilation, groups, 2)
-    pads = _padding(padding, weight.shape[2:], stride, dilation)
-    unbatched = input.ndim == 3
-    x = input.unsqueeze(0) if unbatched else input
-    _check_size(x, weight, pads, dilation)
+    x, unbatched, stride, pads, dilation = _arguments("conv2d", 2, input, weight, bias, stride,
+                                                      padding, dilation, groups)
     geo = Geometry(stride, (pads[0][0], pads[1][0], pads[0][1], pads[1][1]), dilation, groups)
     out = Convolution.apply(x, weight, bias, geo)
     return out.squeeze(0) if unbatched else out
@@ -247,12 +248,8 @@ def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
 def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     """1-d convolution of input (N, C, L) or (C, L) with weight (F, C / groups, k); the
     options as ``conv2d``'s. It runs as a 2-d convolution over rows of height 1."""
-    stride, dilation = _ntuple(stride, 1, "stride"), _ntuple(dilation, 1, "dilation")
-    _check_conv("conv1d", input, weight, bias, stride, dilation, groups, 1)
-    pads = _padding(padding, weight.shape[2:], stride, dilation)
-    unbatched = input.ndim == 2
-    x = input.unsqueeze(0) if unbatched else input
-    _check_size(x, weight, pads, dilation)
+    x, unbatched, stride, pads, dilation = _arguments("conv1d", 1, input, weight, bias, stride,
+                                                      padding, dilation, groups)
     geo = Geometry((1,) + stride, (0, pads[0][0], 0, pads[0][1]), (1,) + dilation, groups)
     out = Convolution.apply(x.unsqueeze(2), weight.unsqueeze(2), bias, geo).squeeze(2)
     return out.squeeze(0) if unbatched else out

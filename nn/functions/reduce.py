@@ -445,15 +445,39 @@ def _softmax_input(name, input, dim, dtype):
     return input, _dim(dim, input.ndim)
 
 
-class SoftmaxBackwardData(Op):
-    """The gradient of softmax, ``y * (g - sum(g * y))``, as one kernel."""
+class _AlongDimGrad(Op):
+    """The gradient of a softmax-like op along ``dim``: ``KERNEL(g, y)`` (y: the op's
+    output) as one kernel; subclasses give the kernel and its own gradient."""
+    KERNEL = None
 
-    @staticmethod
-    def forward(ctx, g, y, dim):
+    @classmethod
+    def forward(cls, ctx, g, y, dim):
         ctx.save_for_backward(g, y)
         ctx.dim = dim
-        return _kernel(declare.softmax_backward, g._data, y._data, out_shape=g.shape,
-                       axis=dim, schedule=FUSED)
+        return _kernel(cls.KERNEL, g._data, y._data, out_shape=g.shape, axis=dim,
+                       schedule=FUSED)
+
+
+class _AlongDim(Op):
+    """A softmax-like op along ``dim``: ``KERNEL(x)``, its output saved for ``GRAD``."""
+    KERNEL = SCHEDULE = GRAD = None
+
+    @classmethod
+    def forward(cls, ctx, x, dim):
+        out = _kernel(cls.KERNEL, x._data, out_shape=x.shape, axis=dim, schedule=cls.SCHEDULE)
+        ctx.save_for_backward(out)
+        ctx.dim = dim
+        return out
+
+    @classmethod
+    def backward(cls, ctx, g):
+        (y,) = ctx.saved_tensors
+        return cls.GRAD.apply(g, y, ctx.dim), None
+
+
+class SoftmaxBackwardData(_AlongDimGrad):
+    """The gradient of softmax, ``y * (g - sum(g * y))``."""
+    KERNEL = declare.softmax_backward
 
     @staticmethod
     def backward(ctx, gg):
@@ -468,30 +492,13 @@ class SoftmaxBackwardData(Op):
         return gg_g, gg_y, None
 
 
-class Softmax(Op):
-    @staticmethod
-    def forward(ctx, x, dim):
-        out = _kernel(cpu.softmax, x._data if x.ndim else x._data.reshape(1),
-                      out_shape=x.shape, axis=dim)
-        ctx.save_for_backward(out)
-        ctx.dim = dim
-        return out
-
-    @staticmethod
-    def backward(ctx, g):
-        (y,) = ctx.saved_tensors
-        return SoftmaxBackwardData.apply(g, y, ctx.dim), None
+class Softmax(_AlongDim):
+    KERNEL, GRAD = cpu.softmax, SoftmaxBackwardData
 
 
-class LogSoftmaxBackwardData(Op):
-    """The gradient of log-softmax, ``g - exp(y) * sum(g)``, as one kernel."""
-
-    @staticmethod
-    def forward(ctx, g, y, dim):
-        ctx.save_for_backward(g, y)
-        ctx.dim = dim
-        return _kernel(declare.log_softmax_backward, g._data, y._data, out_shape=g.shape,
-                       axis=dim, schedule=FUSED)
+class LogSoftmaxBackwardData(_AlongDimGrad):
+    """The gradient of log-softmax, ``g - exp(y) * sum(g)``."""
+    KERNEL = declare.log_softmax_backward
 
     @staticmethod
     def backward(ctx, gg):
@@ -503,19 +510,8 @@ class LogSoftmaxBackwardData(Op):
         return gg_g, gg_y, None
 
 
-class LogSoftmax(Op):
-    @staticmethod
-    def forward(ctx, x, dim):
-        out = _kernel(declare.log_softmax, x._data, out_shape=x.shape, axis=dim,
-                      schedule=FUSED)
-        ctx.save_for_backward(out)
-        ctx.dim = dim
-        return out
-
-    @staticmethod
-    def backward(ctx, g):
-        (y,) = ctx.saved_tensors
-        return LogSoftmaxBackwardData.apply(g, y, ctx.dim), None
+class LogSoftmax(_AlongDim):
+    KERNEL, SCHEDULE, GRAD = declare.log_softmax, FUSED, LogSoftmaxBackwardData
 
 
 def softmax(input, dim=None, _stacklevel=3, dtype=None):

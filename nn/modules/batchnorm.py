@@ -26,15 +26,10 @@ class _NormBase(Module):
         self.momentum = momentum
         self.affine = affine
         self.track_running_stats = track_running_stats
-        if affine:
-            self.weight = Parameter(np.empty((num_features,), dtype))
-            if bias:
-                self.bias = Parameter(np.empty((num_features,), dtype))
-            else:
-                self.register_parameter("bias", None)
-        else:
-            self.register_parameter("weight", None)
-            self.register_parameter("bias", None)
+        self.register_parameter("weight", Parameter(np.empty((num_features,), dtype))
+                                if affine else None)
+        self.register_parameter("bias", Parameter(np.empty((num_features,), dtype))
+                                if affine and bias else None)
         if track_running_stats:
             self.register_buffer("running_mean", zeros(num_features, dtype=dtype))
             self.register_buffer("running_var", ones(num_features, dtype=dtype))

@@ -58,10 +58,8 @@ class _ConvNd(Module):
         dtype = np.dtype(dtype or "float32").name
         self.weight = Parameter(np.empty((out_channels, in_channels // groups) + kernel_size,
                                          dtype=dtype))
-        if bias:
-            self.bias = Parameter(np.empty((out_channels,), dtype=dtype))
-        else:
-            self.register_parameter("bias", None)
+        self.register_parameter("bias", Parameter(np.empty((out_channels,), dtype=dtype))
+                                if bias else None)
         self.reset_parameters()
 
     def _pad_sizes(self):

@@ -48,10 +48,8 @@ class Linear(Module):
         self.in_features = in_features
         self.out_features = out_features
         self.weight = _parameter((out_features, in_features), device, dtype)
-        if bias:
-            self.bias = _parameter((out_features,), device, dtype)
-        else:
-            self.register_parameter("bias", None)
+        self.register_parameter("bias", _parameter((out_features,), device, dtype) if bias
+                                else None)
         self.reset_parameters()
 
     def reset_parameters(self):
@@ -84,10 +82,8 @@ class Bilinear(Module):
         self.in2_features = in2_features
         self.out_features = out_features
         self.weight = _parameter((out_features, in1_features, in2_features), device, dtype)
-        if bias:
-            self.bias = _parameter((out_features,), device, dtype)
-        else:
-            self.register_parameter("bias", None)
+        self.register_parameter("bias", _parameter((out_features,), device, dtype) if bias
+                                else None)
         self.reset_parameters()
 
     def reset_parameters(self):
@@ -119,10 +115,8 @@ class LazyLinear(Linear):
         self.in_features = 0
         self.out_features = out_features
         self.weight = UninitializedParameter(device=device, dtype=dtype)
-        if bias:
-            self.bias = UninitializedParameter(device=device, dtype=dtype)
-        else:
-            self.register_parameter("bias", None)
+        self.register_parameter("bias", UninitializedParameter(device=device, dtype=dtype)
+                                if bias else None)
 
     def has_uninitialized_params(self):
         return any(isinstance(p, UninitializedParameter) for p in self._parameters.values())

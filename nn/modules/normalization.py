@@ -26,15 +26,10 @@ class LayerNorm(Module):
         self.eps = eps
         self.elementwise_affine = elementwise_affine
         dtype = np.dtype(dtype or "float32").name
-        if elementwise_affine:
-            self.weight = Parameter(np.ones(self.normalized_shape, dtype))
-            if bias:
-                self.bias = Parameter(np.zeros(self.normalized_shape, dtype))
-            else:
-                self.register_parameter("bias", None)
-        else:
-            self.register_parameter("weight", None)
-            self.register_parameter("bias", None)
+        self.register_parameter("weight", Parameter(np.ones(self.normalized_shape, dtype))
+                                if elementwise_affine else None)
+        self.register_parameter("bias", Parameter(np.zeros(self.normalized_shape, dtype))
+                                if elementwise_affine and bias else None)
 
     def reset_parameters(self):
         if self.elementwise_affine:
@@ -64,15 +59,10 @@ class GroupNorm(Module):
         self.eps = eps
         self.affine = affine
         dtype = np.dtype(dtype or "float32").name
-        if affine:
-            self.weight = Parameter(np.ones((num_channels,), dtype))
-            if bias:
-                self.bias = Parameter(np.zeros((num_channels,), dtype))
-            else:
-                self.register_parameter("bias", None)
-        else:
-            self.register_parameter("weight", None)
-            self.register_parameter("bias", None)
+        self.register_parameter("weight", Parameter(np.ones((num_channels,), dtype))
+                                if affine else None)
+        self.register_parameter("bias", Parameter(np.zeros((num_channels,), dtype))
+                                if affine and bias else None)
 
     def forward(self, input):
         return F.group_norm(input, self.num_groups, self.weight, self.bias, self.eps)

@@ -23,8 +23,8 @@ from __future__ import annotations
 import te
 
 from .cpu import schedule_injective
-from .cpu_conv import conv2d_nchw, padded_load, schedule_conv2d_nchw
-from .cpu_util import const_shape, pad_to, vector_lanes
+from .cpu_conv import conv2d_nchw, schedule_conv2d_nchw
+from .cpu_util import const_shape, pad_to, padded_load, vector_lanes
 
 __all__ = ["conv2d", "schedule_conv2d", "conv2d_grad_input", "schedule_conv2d_grad_input",
            "grad_input_phase", "conv2d_grad_input_phase", "interleave_phases", "zeros",
@@ -35,10 +35,10 @@ ACCUMULATORS = 24   # vector accumulators of conv2d_grad_weight's register tile 
 
 
 def conv2d(data, kernel, bias=None, stride=(1, 1), padding=(0, 0, 0, 0), dilation=(1, 1),
-           groups=1, algorithm=None):
+           groups=1):
     """``conv2d_nchw`` (+ bias), under a name of its own for the kernel counter."""
     return conv2d_nchw(data, kernel, stride=stride, padding=padding, dilation=dilation,
-                       groups=groups, bias=bias, algorithm=algorithm)
+                       groups=groups, bias=bias)
 
 
 def schedule_conv2d(out):
@@ -61,7 +61,7 @@ def transposed_padding(in_size, out_size, kernel, stride, padding, dilation):
 
 
 def conv2d_grad_input(grad, kernel, in_size=(1, 1), stride=(1, 1), padding=(0, 0, 0, 0),
-                      dilation=(1, 1), groups=1, algorithm=None):
+                      dilation=(1, 1), groups=1):
     """d conv2d / d data for the output gradient (N, F, OH, OW): (N, C, H, W)."""
     N, F, OH, OW = const_shape(grad, "conv2d_grad_input")
     _, CG, KH, KW = const_shape(kernel, "conv2d_grad_input")
@@ -91,8 +91,7 @@ def conv2d_grad_input(grad, kernel, in_size=(1, 1), stride=(1, 1), padding=(0, 0
                           tag="dilate")
         top, left, bottom, right = (max(p, 0) for p in (top, left, bottom, right))
     return conv2d_nchw(data, flipped, stride=1, padding=(top, left, bottom, right),
-                       dilation=dilation, groups=groups, name="conv2d_grad_input",
-                       algorithm=algorithm)
+                       dilation=dilation, groups=groups, name="conv2d_grad_input")
 
 
 def schedule_conv2d_grad_input(out):

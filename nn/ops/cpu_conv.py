@@ -35,7 +35,10 @@ from __future__ import annotations
 
 import te
 
-from .cpu_util import const_shape, pad_to, vector_lanes
+from te.target import Target
+
+from . import cpu_winograd
+from .cpu_util import conv_output, const_shape, pad_to, padded_load, vector_lanes
 
 # below this many input channels the packed convolution's short reduction does not pay for
 # its copy-out: 3 -> 64 channels at 224x224 ran 1.9x slower than the column-tiled one
@@ -61,15 +64,6 @@ def _padding(p):
         return tuple(int(v) for v in p)
     raise ValueError(f"conv2d_nchw: padding must be an int, (h, w) or (top, left, bottom, "
                      f"right), got {p!r}")
-
-
-def padded_load(data, n, c, h, w, size, pad):
-    """``data[n, c, h - top, w - left]``, zero outside: a select between a load at clamped
-    indices and zero, which vectorizes (a branch on the lanes' condition would not)."""
-    (H, W), (pt, pl) = size, pad
-    inside = te.all(h >= pt, h < H + pt, w >= pl, w < W + pl)
-    value = data[n, c, te.min(te.max(h - pt, 0), H - 1), te.min(te.max(w - pl, 0), W - 1)]
-    return te.select(inside, value, te.const(0, data.dtype))
 
 
 def default_tile(out_channels, out_height, out_width, group_channels):
@@ -100,12 +94,12 @@ def conv2d_nchw(data, kernel, stride=1, padding=0, dilation=1, groups=1, tile=No
     ``groups == C == F`` is a depthwise convolution. ``bias`` (F,), when given, is added
     while the result is copied out. ``algorithm``: ``"direct"`` (the register-tiled loops of
     this module), ``"winograd"`` (``cpu_winograd``: 3x3 kernels, stride 1, no dilation, no
-    groups) or None: Winograd where it applies (``cpu_winograd.applies``) and no ``tile`` is
-    given, else direct. ``tile`` is, for the direct algorithm, (output channels, output
+    groups) or None: Winograd where it applies (``cpu_winograd.applies``), no ``tile`` is
+    given and the current target (``te.target.Target.current()``) is the CPU or unset, else
+    direct. ``tile`` is, for the direct algorithm, (output channels, output
     rows, output columns) of the register tile (default: ``default_tile``); for Winograd,
     the output tile m of F(m x m, 3x3), 2 or 4 (default: ``cpu_winograd.default_tile``).
     """
-    from . import cpu_winograd
     N, C, H, W = const_shape(data, name)
     F, CG, KH, KW = const_shape(kernel, name)
     sh, sw = _pair(stride, "stride")
@@ -124,13 +118,15 @@ def conv2d_nchw(data, kernel, stride=1, padding=0, dilation=1, groups=1, tile=No
         raise ValueError(f"{name}: algorithm must be 'direct', 'winograd' or None (choose), "
                          f"got {algorithm!r}")
     winograd = cpu_winograd.applies((KH, KW), (sh, sw), (dh, dw), groups, C, F)
+    target = Target.current()
+    on_cpu = target is None or target.kind.name == "llvm"
     if algorithm == "winograd" and not winograd:
         raise ValueError(f"{name}: algorithm='winograd' needs a 3x3 kernel, stride 1, "
                          f"dilation 1, groups 1 and at least {cpu_winograd.MIN_CHANNELS} "
                          f"input and output channels; got kernel {KH}x{KW}, stride "
                          f"{(sh, sw)}, dilation {(dh, dw)}, groups {groups}, {C} -> {F} "
                          "channels (use algorithm='direct')")
-    if algorithm is None and tile is None and winograd:
+    if algorithm is None and tile is None and winograd and on_cpu:
         tile = cpu_winograd.default_tile(N, C, F, OH, OW, vector_lanes(data.dtype))
         algorithm = "winograd" if tile else None
     if algorithm == "winograd":
@@ -160,19 +156,7 @@ def conv2d_nchw(data, kernel, stride=1, padding=0, dilation=1, groups=1, tile=No
         return te.sum(row * kernel[fc, rc, ry, rx], axis=[rc, ry, rx])
     acc = te.compute((N, Fp, OHp, OWp), facc, name=f"{name}.acc", tag="conv2d_acc",
                      attrs={"tile": (fo, ty, cols), "private_input": CG == 1 and FG <= fo})
-    return _copy_out(acc, (N, F, OH, OW), lambda n, f, y, x: acc[n, f, y, x], bias, name)
-
-
-def _copy_out(acc, shape, read, bias, name):
-    """The output stage: ``read(n, f, y, x)`` from the tile buffer, plus ``bias[f]``."""
-    if bias is not None and const_shape(bias, name) != (shape[1],):
-        raise ValueError(f"{name}: bias must have shape ({shape[1]},), got "
-                         f"{tuple(bias.shape)}")
-
-    def fout(n, f, y, x):
-        value = read(n, f, y, x)
-        return value if bias is None else value + bias[f]
-    return te.compute(shape, fout, name=name, tag="conv2d")
+    return conv_output(acc, (N, F, OH, OW), lambda n, f, y, x: acc[n, f, y, x], bias, name)
 
 
 def packed_tile(out_channels, out_width, lanes=16):
@@ -219,7 +203,7 @@ def _conv2d_packed(data, kernel, sizes, stride, dilation, padding, name, bias):
         return te.sum(row * packed[b, rc, ry, rx, lane], axis=[rc, ry, rx])
     acc = te.compute((N, Fp // lanes, OH, OWp, lanes), facc, name=f"{name}.acc",
                      tag="conv2d_acc", attrs={"packed": (vf, cols, lanes)})
-    return _copy_out(acc, (N, F, OH, OW),
+    return conv_output(acc, (N, F, OH, OW),
                      lambda n, f, y, x: acc[n, f // lanes, y, x, f % lanes], bias, name)
 
 
@@ -282,9 +266,8 @@ def schedule_conv2d_nchw(out):
     if getattr(out.op, "tag", "") != "conv2d":
         raise ValueError(f"schedule_conv2d_nchw: {out.name} is not the output of conv2d_nchw")
     s = te.create_schedule(out.op)
-    if any(getattr(t.op, "tag", "") == "winograd_inverse" for t in out.op.input_tensors()):
-        from .cpu_winograd import schedule_winograd
-        return schedule_winograd(s, out)
+    if cpu_winograd.is_winograd(out):
+        return cpu_winograd.schedule_winograd(s, out)
     acc = next(t for t in out.op.input_tensors() if getattr(t.op, "tag", "") == "conv2d_acc")
     pad = acc.op.input_tensors()[0]
     if "packed" in acc.op.attrs:

@@ -1,6 +1,8 @@
-"""Helpers shared by the CPU operators: constant shapes, padding, vector widths, row loops."""
+"""Helpers shared by the CPU operators: constant shapes, padding, vector widths, row loops,
+the padded input and the output stage of the convolutions."""
 from __future__ import annotations
 
+import te
 from te import dtypes
 from te.expr import IntImm
 from te.tensor import ComputeOp
@@ -89,3 +91,25 @@ def build_key(shapes, dtype, params) -> tuple:
     params = tuple(sorted((k, tuple(v) if isinstance(v, list) else v)
                           for k, v in params.items()))
     return shapes, dts, params
+
+
+def padded_load(data, n, c, h, w, size, pad):
+    """``data[n, c, h - top, w - left]``, zero outside: a select between a load at clamped
+    indices and zero, which vectorizes (a branch on the lanes' condition would not)."""
+    (H, W), (pt, pl) = size, pad
+    inside = te.all(h >= pt, h < H + pt, w >= pl, w < W + pl)
+    value = data[n, c, te.min(te.max(h - pt, 0), H - 1), te.min(te.max(w - pl, 0), W - 1)]
+    return te.select(inside, value, te.const(0, data.dtype))
+
+
+def conv_output(acc, shape, read, bias, name):
+    """The output stage of a convolution (N, F, OH, OW): ``read(n, f, y, x)`` from the tile
+    buffer ``acc``, plus ``bias[f]``."""
+    if bias is not None and const_shape(bias, name) != (shape[1],):
+        raise ValueError(f"{name}: bias must have shape ({shape[1]},), got "
+                         f"{tuple(bias.shape)}")
+
+    def fout(n, f, y, x):
+        value = read(n, f, y, x)
+        return value if bias is None else value + bias[f]
+    return te.compute(shape, fout, name=name, tag="conv2d")

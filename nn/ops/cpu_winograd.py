@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import te
 
-from .cpu_util import const_shape, pad_to, vector_lanes
+from .cpu_util import conv_output, const_shape, pad_to, padded_load, vector_lanes
 
 # B^T, G and A^T of F(m, 3) by output tile m: F(2, 3) with the points 0, 1, -1 (and infinity);
 # F(4, 3) with 0, 1, -1, 2, -2 (Lavin and Gray's matrices)
@@ -107,7 +107,6 @@ def conv2d_winograd(data, kernel, padding, name="conv2d", bias=None, tile=None):
     """Convolution of data (N, C, H, W) with a 3x3 kernel (F, C, 3, 3), stride 1, padding
     (top, left, bottom, right): (N, F, OH, OW), computed with F(m x m, 3x3), ``m = tile``
     (2 or 4; default: ``default_tile``)."""
-    from .cpu_conv import _copy_out, padded_load
     N, C, H, W = const_shape(data, name)
     F, _, KH, KW = const_shape(kernel, name)
     pt, pl, pb, pr = padding
@@ -166,7 +165,7 @@ def conv2d_winograd(data, kernel, padding, name="conv2d", bias=None, tile=None):
         return _transform(A_T, y % m, j, block, dt)
     Y = te.compute((N, F, m * TH, m, TW), finverse, name=f"{name}.Y", tag="winograd_inverse",
                    attrs={"tile": m})
-    return _copy_out(Y, (N, F, OH, OW), lambda n, f, y, x: Y[n, f, y, x % m, x // m], bias,
+    return conv_output(Y, (N, F, OH, OW), lambda n, f, y, x: Y[n, f, y, x % m, x // m], bias,
                      name)
 
 
@@ -179,9 +178,7 @@ def cost(m, batch, channels, out_channels, out_height, out_width, lanes=16):
     th, tw = -(-out_height // m), -(-out_width // m)
     columns = pad_to(batch * th * tw, GEMM_VECTORS * lanes)
     pad_row = tw + (m + 1) // m
-    used = lanes
-    while used > pad_row and used > 4:
-        used //= 2
+    used = max(_vector_width(pad_row, lanes), 4)
     pad = batch * channels * (m * th + 2) * m * pad_row
     return (E * columns * out_channels * channels
             + TRANSFORM_COST * E * columns * (channels + out_channels)
@@ -211,7 +208,7 @@ def default_tile(batch, channels, out_channels, out_height, out_width, lanes=16)
 def schedule_winograd(s, out):
     """Schedule the stages of ``conv2d_winograd`` in ``s`` (``out``: its output).
 
-    pad, U, V: parallel over channels (V: over channels x tile rows, the 16 outputs of a block
+    pad, U, V: parallel over channels (V: over channels x tile rows, the E outputs of a block
     unrolled, tile columns as vector lanes). The products: parallel over (e, column panel of
     32 tiles); in a panel, 8 output channels at a time in registers (k outermost, the 8 rows
     unrolled, 2 vectors of tiles), as ``schedule_matmul`` does, so a panel of V (C x 32) stays
@@ -230,13 +227,20 @@ def schedule_winograd(s, out):
     return s
 
 
-def _vectorize(s, t, axis, extent, lanes):
-    """Split ``axis`` (``extent`` values) into whole vectors of ``lanes`` or half of that,
-    the last one shifted back; returns (outer loop, vector loop), (axis, None) when the axis
-    is too short."""
+def _vector_width(extent, lanes):
+    """The lanes of ``_vectorize`` for an axis of ``extent``: ``lanes`` halved until they fit
+    (0: too short; vectors of fewer than 4 lanes would not pay)."""
     while lanes > extent:
         lanes //= 2
-    if lanes < 4:
+    return lanes if lanes >= 4 else 0
+
+
+def _vectorize(s, t, axis, extent, lanes):
+    """Split ``axis`` (``extent`` values) into whole vectors of ``_vector_width`` lanes, the
+    last one shifted back; returns (outer loop, vector loop), (axis, None) when the axis is
+    too short."""
+    lanes = _vector_width(extent, lanes)
+    if not lanes:
         return axis, None
     outer, inner = s[t].split(axis, factor=lanes, tail="shift")
     s[t].vectorize(inner)
@@ -291,8 +295,14 @@ def schedule_product(s, M):
 
 
 def _inverse_of(out):
-    return next(t for t in out.op.input_tensors()
-                if getattr(t.op, "tag", "") == "winograd_inverse")
+    """The inverse-transform stage Y feeding ``out``, or None."""
+    return next((t for t in out.op.input_tensors()
+                 if getattr(t.op, "tag", "") == "winograd_inverse"), None)
+
+
+def is_winograd(out):
+    """Whether ``out`` is the output of ``conv2d_winograd``."""
+    return _inverse_of(out) is not None
 
 
 def schedule_inverse(s, out):

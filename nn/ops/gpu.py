@@ -10,6 +10,7 @@ import functools
 
 import te
 from codegen_cuda.emit import simulator
+from te.target import Target
 from te.tensor import ComputeOp
 
 from .cpu_util import build_key, num_elements
@@ -232,7 +233,8 @@ class GpuOpFunction:
 def _build(declare, shapes, dtypes_, params):
     inputs = [te.placeholder(shape, dtype, name=f"x{k}")
               for k, (shape, dtype) in enumerate(zip(shapes, dtypes_))]
-    result = declare(*inputs, **dict(params))
+    with Target("cuda"):            # declarations choose their GPU algorithm (conv2d: direct)
+        result = declare(*inputs, **dict(params))
     outs = list(result) if isinstance(result, (tuple, list)) else [result]
     shapes_ = tuple(tuple(d.value for d in o.shape) for o in outs)
     # a kernel needs a loop to bind: a 0-d output is computed as shape (1,)

@@ -206,16 +206,11 @@ def schedule_channels(outs):
     (parallel), each channel's statistics computed just before its outputs, ``L`` in vector
     lanes. Outputs that the main one does not read (the parameter gradients of the eval-mode
     backward) are computed beforehand, channels in parallel."""
-    outs = list(outs) if isinstance(outs, (list, tuple)) else [outs]
-    s = te.create_schedule([o.op for o in outs])
-    stage = s[outs[0]]
-    n, c, l_ = stage.op.axis
-    stage.reorder(c, n, l_)
-    _vector_last(s, outs[0])
-    if _big(outs[0]):
-        stage.parallel(c)
-    _schedule_per_row(s, outs[0], c, outs[1:])
-    return s
+    def channels(stage):
+        n, c, l_ = stage.op.axis
+        stage.reorder(c, n, l_)
+        return c
+    return _rows_in_parallel(outs, channels)
 
 
 def schedule_running(outs):
@@ -310,11 +305,19 @@ def row_norm_param_grad(g, x, mean, var, *, eps, per_element):
 def schedule_rows_norm(outs):
     """Schedule for the row norms' forward and dx: rows (n, g) in parallel, each row's
     statistics computed just before its outputs, ``L`` in vector lanes."""
+    def rows(stage):
+        n, g, _, _ = stage.op.axis
+        return stage.fuse(n, g)
+    return _rows_in_parallel(outs, rows)
+
+
+def _rows_in_parallel(outs, row_loop):
+    """The main output's loop ``row_loop(stage)`` parallel (when large), each row's
+    statistics computed just before its outputs, the last axis in vector lanes."""
     outs = list(outs) if isinstance(outs, (list, tuple)) else [outs]
     s = te.create_schedule([o.op for o in outs])
     stage = s[outs[0]]
-    n, g, _, _ = stage.op.axis
-    row = stage.fuse(n, g)
+    row = row_loop(stage)
     _vector_last(s, outs[0])
     if _big(outs[0]):
         stage.parallel(row)

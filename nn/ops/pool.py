@@ -118,13 +118,20 @@ def max_pool(x, rules=()):
     return te.compute((N, C, _out_size(rh), _out_size(rw)), body, name="max_pool", tag="pool")
 
 
+def _covering_windows(rules, in_size):
+    """Reduce axes over the windows that cover an input position, along rows and columns
+    (the gradients sum over them)."""
+    (rh, rw), (H, W) = rules, in_size
+    return (te.reduce_axis((0, window_cover(rh, H)), name="a"),
+            te.reduce_axis((0, window_cover(rw, W)), name="b"))
+
+
 def max_pool_grad(g, indices, in_size=(1, 1), rules=()):
     """The gradient of ``max_pool``'s values for its input (N, C, *in_size): each window's
     gradient added at its index."""
     N, C, OH, OW = const_shape(g, "max_pool_grad")
     (H, W), (rh, rw) = in_size, rules
-    a = te.reduce_axis((0, window_cover(rh, H)), name="a")
-    b = te.reduce_axis((0, window_cover(rw, W)), name="b")
+    a, b = _covering_windows(rules, in_size)
     zero = te.const(0, g.dtype)
 
     def body(n, c, h, w):
@@ -177,8 +184,7 @@ def avg_pool_grad(g, in_size=(1, 1), rules=(), count_include_pad=True, divisor_o
     """The gradient of ``avg_pool`` for its input (N, C, *in_size)."""
     N, C, OH, OW = const_shape(g, "avg_pool_grad")
     (H, W), (rh, rw) = in_size, rules
-    a = te.reduce_axis((0, window_cover(rh, H)), name="a")
-    b = te.reduce_axis((0, window_cover(rw, W)), name="b")
+    a, b = _covering_windows(rules, in_size)
     zero = te.const(0, g.dtype)
 
     def body(n, c, h, w):

@@ -124,3 +124,10 @@ def test_iterating_a_tensor(A):
 def test_thread_axis_without_tag():
     with pytest.raises(te.TEError, match=r"needs a tag such as 'blockIdx\.x'"):
         te.thread_axis()
+
+
+def test_no_current_target():
+    from te.target import Target
+    with pytest.raises(ValueError, match=r"no target is current: use `with "
+                                         r"te.target.Target\(\.\.\.\):`"):
+        Target.current(allow_none=False)

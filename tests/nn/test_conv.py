@@ -8,41 +8,20 @@ import torch.nn.functional as TF
 
 import nn
 from nn.functions import kernel_calls
+from te.testing import conv2d_nchw_python
 
 rng = np.random.default_rng(7)
 
 
-def conv2d_numpy(x, w, b, stride, pads, dilation, groups):
-    """Direct convolution in float64: a sum over kernel taps of strided windows.
-    ``pads``: (top, bottom, left, right)."""
-    x = np.pad(x.astype(np.float64), ((0, 0), (0, 0), pads[:2], pads[2:]))
-    N, C, H, W = x.shape
-    F, CG, KH, KW = w.shape
-    (sh, sw), (dh, dw) = stride, dilation
-    OH = (H - dh * (KH - 1) - 1) // sh + 1
-    OW = (W - dw * (KW - 1) - 1) // sw + 1
-    out = np.zeros((N, F, OH, OW))
-    FG = F // groups
-    for g in range(groups):
-        xs = x[:, g * CG:(g + 1) * CG]
-        ws = w[g * FG:(g + 1) * FG].astype(np.float64)
-        for ky in range(KH):
-            for kx in range(KW):
-                win = xs[:, :, ky * dh:ky * dh + sh * (OH - 1) + 1:sh,
-                         kx * dw:kx * dw + sw * (OW - 1) + 1:sw]
-                out[:, g * FG:(g + 1) * FG] += np.einsum("nchw,fc->nfhw", win, ws[:, :, ky, kx])
-    return out if b is None else out + b.reshape(1, -1, 1, 1)
-
-
 def _pads(padding, kernel, dilation):
-    """(top, bottom, left, right) for conv2d_numpy from conv2d's padding argument."""
+    """(top, left, bottom, right) for conv2d_nchw_python from conv2d's padding argument."""
     if padding == "valid":
         return (0, 0, 0, 0)
     if padding == "same":
         th, tw = (d * (k - 1) for d, k in zip(dilation, kernel))
-        return (th // 2, th - th // 2, tw // 2, tw - tw // 2)
+        return (th // 2, tw // 2, th - th // 2, tw - tw // 2)
     ph, pw = (padding, padding) if isinstance(padding, int) else padding
-    return (ph, ph, pw, pw)
+    return (ph, pw, ph, pw)
 
 
 def _pair(v):
@@ -72,8 +51,8 @@ def test_conv2d_against_numpy_and_torch(case):
     ours, theirs = _leaves(*[a for a in (x, w, b) if a is not None])
     y = nn.conv2d(*ours[:2], ours[2] if bias else None, stride, padding, dilation, groups)
     ty = TF.conv2d(*theirs[:2], theirs[2] if bias else None, stride, padding, dilation, groups)
-    want = conv2d_numpy(x, w, b, _pair(stride), _pads(padding, wshape[2:], _pair(dilation)),
-                        _pair(dilation), groups)
+    want = conv2d_nchw_python(x, w, stride, _pads(padding, wshape[2:], _pair(dilation)),
+                              dilation, groups, b)
     np.testing.assert_allclose(y.detach().numpy(), want, rtol=1e-4, atol=1e-4)
     np.testing.assert_allclose(y.detach().numpy(), ty.detach().numpy(), rtol=1e-4, atol=1e-4)
     assert y.grad_fn.name() == "ConvolutionBackward0"
@@ -94,8 +73,8 @@ def test_conv2d_float64_unbatched_and_kernels_run():
     TF.conv2d(*theirs, stride=2, padding=1).sum().backward()
     assert y.dtype == "float64" and y.shape == (4, 4, 3)
     np.testing.assert_allclose(y.detach().numpy(),
-                               conv2d_numpy(x[None], w, None, (2, 2), (1, 1, 1, 1), (1, 1),
-                                            1)[0], rtol=1e-12)
+                               conv2d_nchw_python(x[None], w, (2, 2), (1, 1, 1, 1), (1, 1),
+                                                  1)[0], rtol=1e-12)
     for a, t in zip(ours, theirs):
         np.testing.assert_allclose(a.grad.numpy(), t.grad.numpy(), rtol=1e-10, atol=1e-12)
     # stride 2: the input gradient runs per stride phase (4), then interleaves them
@@ -125,7 +104,8 @@ def test_conv1d_against_torch():
     ours, theirs = _leaves(x, w, b)
     y = nn.conv1d(*ours, stride=2, padding=2, dilation=2, groups=2)
     ty = TF.conv1d(*theirs, stride=2, padding=2, dilation=2, groups=2)
-    want = conv2d_numpy(x[:, :, None], w[:, :, None], b, (1, 2), (0, 0, 2, 2), (1, 2), 2)
+    want = conv2d_nchw_python(x[:, :, None], w[:, :, None], (1, 2), (0, 2, 0, 2), (1, 2), 2,
+                              b)
     np.testing.assert_allclose(y.detach().numpy(), want[:, :, 0], rtol=1e-4, atol=1e-4)
     g = rng.standard_normal(y.shape).astype(np.float32)
     y.backward(nn.tensor(g))

@@ -6,22 +6,9 @@ import pytest
 import te
 from nn.ops import cpu
 from nn.ops import cpu_winograd as W
-from te.testing import verify_schedule
+from te.testing import conv2d_nchw_python, verify_schedule
 
 RNG = np.random.default_rng(7)
-
-
-def reference(x, w, padding, bias=None):
-    """Direct convolution in float64, stride 1, 3x3 kernel, padding (top, left, bottom, right)."""
-    pt, pl, pb, pr = padding
-    xp = np.pad(x.astype(np.float64), ((0, 0), (0, 0), (pt, pb), (pl, pr)))
-    n, c, h, wd = xp.shape
-    oh, ow = h - 2, wd - 2
-    out = np.zeros((n, w.shape[0], oh, ow))
-    for ky in range(3):
-        for kx in range(3):
-            out += np.einsum("nchw,fc->nfhw", xp[:, :, ky:ky + oh, kx:kx + ow], w[:, :, ky, kx])
-    return out if bias is None else out + bias[None, :, None, None]
 
 
 def build(x_shape, w_shape, padding, tile, dtype="float32", bias=False):
@@ -51,7 +38,7 @@ def test_winograd_matches_direct_convolution(case, tile):
     x = RNG.uniform(-1, 1, (n, c, h, w)).astype("float32")
     k = RNG.uniform(-1, 1, (f, c, 3, 3)).astype("float32")
     fn, _ = build(x.shape, k.shape, padding, tile)
-    want = reference(x, k, padding)
+    want = conv2d_nchw_python(x, k, padding=padding)
     out = np.empty(want.shape, "float32")
     fn(x, k, out)
     # F(4x4, 3x3)'s transforms multiply by up to 8 and 1/24: a few float32 ulps more error
@@ -65,7 +52,7 @@ def test_winograd_float64_with_bias_is_exact_to_rounding():
     fn, _ = build(x.shape, k.shape, (1, 1, 1, 1), 4, "float64", bias=True)
     out = np.empty((2, 18, 10, 9))
     fn(x, k, b, out)
-    np.testing.assert_allclose(out, reference(x, k, (1, 1, 1, 1), b), rtol=1e-11, atol=1e-11)
+    np.testing.assert_allclose(out, conv2d_nchw_python(x, k, padding=1, bias=b), rtol=1e-11, atol=1e-11)
 
 
 def test_winograd_through_the_interpreter():
@@ -77,7 +64,7 @@ def test_winograd_through_the_interpreter():
     out = cpu.conv2d_nchw(X, K, padding=1, algorithm="winograd", tile=2)
     verify_schedule(cpu.schedule_conv2d_nchw(out), [X, K, out], [x, k],
                     [np.empty((1, 16, 5, 6), "float32")],
-                    lambda a, b: reference(a, b, (1, 1, 1, 1)), rtol=1e-4, atol=1e-4)
+                    lambda a, b: conv2d_nchw_python(a, b, padding=1), rtol=1e-4, atol=1e-4)
 
 
 def test_conv2d_nchw_chooses_winograd_for_3x3_stride_1():
@@ -89,6 +76,13 @@ def test_conv2d_nchw_chooses_winograd_for_3x3_stride_1():
                dict(algorithm="direct")):
         out = cpu.conv2d_nchw(X, te.placeholder((64, 64, 3, 3)), padding=1, **kw)
         assert "winograd_inverse" not in tags(out), kw
+    # the GPU's default schedule is for the direct convolution
+    with te.target.Target("cuda"):
+        out = cpu.conv2d_nchw(X, te.placeholder((64, 64, 3, 3)), padding=1)
+    assert "winograd_inverse" not in tags(out)
+    with te.target.Target("llvm"):
+        out = cpu.conv2d_nchw(X, te.placeholder((64, 64, 3, 3)), padding=1)
+    assert "winograd_inverse" in tags(out)
     # few channels: the transforms would cost more than the products they save
     out = cpu.conv2d_nchw(te.placeholder((1, 3, 56, 56)), te.placeholder((64, 3, 3, 3)))
     assert "winograd_inverse" not in tags(out)

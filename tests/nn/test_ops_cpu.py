@@ -10,7 +10,7 @@ import te
 from nn.ops import cpu
 from nn.ops.cpu_conv import default_tile as conv_tile
 from nn.ops.cpu_matmul import default_tile as matmul_tile
-from te.testing import verify_schedule
+from te.testing import conv2d_nchw_python, verify_schedule
 
 RNG = np.random.default_rng(0)
 
@@ -216,36 +216,8 @@ def test_matmul_errors():
 
 # ----------------------------------------------------------------------------- conv2d
 
-def conv2d_reference(x, w, stride, padding, dilation, groups):
-    """Direct convolution: a sum over the kernel taps of strided windows (float64)."""
-    n, c, h, wd = x.shape
-    f, cg, kh, kw = w.shape
-    (sh, sw), (dh, dw) = stride, dilation
-    pt, pl, pb, pr = padding
-    xp = np.pad(x.astype(np.float64), ((0, 0), (0, 0), (pt, pb), (pl, pr)))
-    oh = (h + pt + pb - dh * (kh - 1) - 1) // sh + 1
-    ow = (wd + pl + pr - dw * (kw - 1) - 1) // sw + 1
-    out = np.zeros((n, f, oh, ow))
-    fg = f // groups
-    for o in range(f):
-        g = o // fg
-        for ci in range(cg):
-            for ky in range(kh):
-                for kx in range(kw):
-                    win = xp[:, g * cg + ci, ky * dh:ky * dh + (oh - 1) * sh + 1:sh,
-                             kx * dw:kx * dw + (ow - 1) * sw + 1:sw]
-                    out[:, o] += w[o, ci, ky, kx] * win
-    return out
-
-
 def _pair(v):
     return (v, v) if isinstance(v, int) else v
-
-
-def _four(p):
-    if isinstance(p, int):
-        return p, p, p, p
-    return (p[0], p[1], p[0], p[1]) if len(p) == 2 else p
 
 
 # (N, C, H, W, F, K, stride, padding, dilation, groups)
@@ -269,7 +241,7 @@ def test_conv2d_nchw(case):
     x, wt = rand(n, c, h, w), rand(f, c // groups, kh, kw)
     fn = cpu.build(cpu.conv2d_nchw, [x.shape, wt.shape], stride=stride, padding=padding,
                    dilation=dilation, groups=groups)
-    want = conv2d_reference(x, wt, _pair(stride), _four(padding), _pair(dilation), groups)
+    want = conv2d_nchw_python(x, wt, stride, padding, dilation, groups)
     check(fn(x, wt), want, rtol=1e-4, atol=1e-4)
 
 
@@ -280,7 +252,7 @@ def test_conv2d_explicit_tile_through_the_interpreter():
     x, w = rand(1, 3, 7, 9), rand(5, 3, 3, 3)
     verify_schedule(cpu.schedule_conv2d_nchw(out), [D, W, out], [x, w],
                     [np.empty((1, 5, 4, 5), "float32")],
-                    lambda a, b: conv2d_reference(a, b, (2, 2), (1, 1, 1, 1), (1, 1), 1),
+                    lambda a, b: conv2d_nchw_python(a, b, 2, 1),
                     rtol=1e-5, atol=1e-5)
 
 

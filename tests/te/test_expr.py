@@ -3,7 +3,7 @@ import pytest
 
 import te
 from te import dtypes
-from te.expr import Add, Cast, FloorDiv, FloorMod, IntImm, Var
+from te.expr import Cast, FloorDiv, FloorMod, IntImm, Var
 
 
 def test_promotion_table():
@@ -85,3 +85,20 @@ def test_expression_printing():
     assert str(i - (j - 1)) == "i - (j - 1)"
     assert str(te.floordiv(i, 4) + te.floormod(i, 4)) == "i // 4 + i % 4"
     assert str(te.exp(te.placeholder((2,), name="A")[i])) == "exp(A[i])"
+
+
+def test_target_current_nests_per_thread():
+    import threading
+    from te.target import Target
+    assert Target.current() is None
+    with Target("cuda") as outer:
+        assert Target.current() is outer
+        with Target("llvm -mcpu=znver3") as inner:
+            assert Target.current() is inner and Target.current().mcpu == "znver3"
+        assert Target.current() is outer
+        seen = []
+        thread = threading.Thread(target=lambda: seen.append(Target.current()))
+        thread.start()
+        thread.join()
+        assert seen == [None]           # another thread has its own (empty) stack
+    assert Target.current() is None
