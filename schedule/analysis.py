@@ -65,12 +65,20 @@ def thread_loops(node) -> list:
 
 def stores_to(node, buffers) -> bool:
     """Whether ``node`` writes any of ``buffers``."""
+    return _touches(node, buffers, "visit_BufferStore")
+
+
+def loads_from(node, buffers) -> bool:
+    """Whether ``node`` reads any of ``buffers``."""
+    return _touches(node, buffers, "visit_BufferLoad")
+
+
+def _touches(node, buffers, method):
     hit = []
 
-    class _V(IRVisitor):
-        def visit_BufferStore(self, n):
-            if n.buffer in buffers:
-                hit.append(n)
-            self.generic_visit(n)
-    _V().visit(node)
+    def visit(self, n):
+        if n.buffer in buffers:
+            hit.append(n)
+        self.generic_visit(n)
+    type("_V", (IRVisitor,), {method: visit})().visit(node)
     return bool(hit)

@@ -176,6 +176,26 @@ class Linear:
                 r.terms[k] = [atom, coeff]
         return q, r
 
+    def split_small(self, c, bounds):
+        """Where ``self`` is ``d * p + s`` with ``d`` a proper divisor of ``c``, ``p`` linear and
+        ``0 <= s < d`` (``s``'s bounds by ``bounds``): ``(d, p, s)``, else None. Then
+        ``self // c == p // (c // d)`` and ``self % c == d * (p % (c // d)) + s``: the small part
+        never carries into the next multiple of ``c`` (``(tx*8 + ii) // 16`` with ii < 8 is
+        ``tx // 2``)."""
+        divisors = sorted({math.gcd(coeff, c) for _, coeff in self.terms.values()}, reverse=True)
+        for d in divisors:
+            if d in (1, c):
+                continue
+            p, s = self.split(d)
+            if not p.terms:
+                continue
+            if s.const % d == 0 and s.terms:        # a constant multiple of d joins p
+                p.const, s.const = s.const // d, 0
+            lo, hi = bounds(s.to_expr("int64"))
+            if 0 <= lo and hi < d:
+                return d, p, s
+        return None
+
     def to_expr(self, dtype) -> Expr:
         out = None
         for atom, c in self.terms.values():
@@ -294,6 +314,13 @@ class Simplifier(ExprMutator):
         lo, hi = self.bounds(a)
         if 0 <= lo and hi < c:
             return IntImm(0, node.dtype)
+        small = r.split_small(c, self.bounds)
+        if small is not None:
+            d, p, _ = small
+            div = self.rule_FloorDiv(FloorDiv(p.to_expr(node.dtype), IntImm(c // d, node.dtype),
+                                              node.dtype), p.to_expr(node.dtype),
+                                     IntImm(c // d, node.dtype))
+            return Linear.of(q.to_expr(node.dtype)).add(Linear.of(div), 1).to_expr(node.dtype)
         return node
 
     def rule_FloorMod(self, node, a, b):
@@ -309,6 +336,13 @@ class Simplifier(ExprMutator):
             return Linear.of(r_expr).add(Linear(const_=(lo // c) * c), -1).to_expr(node.dtype)
         if q.terms and not r.terms:
             return IntImm(r.const % c, node.dtype)
+        small = r.split_small(c, self.bounds)
+        if small is not None:
+            d, p, s = small
+            m = IntImm(c // d, node.dtype)
+            mod = self.rule_FloorMod(FloorMod(p.to_expr(node.dtype), m, node.dtype),
+                                     p.to_expr(node.dtype), m)
+            return Linear.of(mod).scale(d).add(s, 1).to_expr(node.dtype)
         if q.terms:
             return FloorMod(r_expr, b, node.dtype)
         return node

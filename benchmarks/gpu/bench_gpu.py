@@ -91,6 +91,7 @@ def check_cases(small):
         "fused_elementwise_2d": dict(scale=200),
         "int_and_half": dict(scale=1000),
         "row_sum_cross_thread": dict(scale=40),
+        "nn_dense_padded": dict(scale=100),
         "max_reduce_per_thread": dict(scale=300),
         "gemm_shared_local": dict(M=512, K=256, N=512, tile=16, step=8, reg=4),
         "conv2d_hwcn": dict(batch=64, in_channel=32, out_channel=64, in_size=14, tile=8,
@@ -182,6 +183,35 @@ def bench_conv(vend, small):
         print(f"  ratio tensorweave / cuDNN = {t_v / t_ours:.3f}")
 
 
+def bench_nn_linear(vend, small):
+    """nn's Linear forward on the GPU (nn.ops.gpu.build: the padded, tiled product with the
+    bias added on the way out) against torch.nn.functional.linear."""
+    from numba import cuda
+    from nn.ops import cpu_matmul, gpu
+    M, K, N = (16, 24, 20) if small else (4096, 4096, 4096)
+    t0 = time.perf_counter()
+    f = gpu.build(cpu_matmul.dense, [(M, K), (N, K), (N,)])
+    rng = np.random.default_rng(2)
+    x, w, b = (rng.standard_normal(s, dtype=np.float32) for s in ((M, K), (N, K), (N,)))
+    dx, dw, db = cuda.to_device(x), cuda.to_device(w), cuda.to_device(b)
+    out = f(dx, dw, db)
+    cuda.synchronize()
+    print(f"  compile + first run {time.perf_counter() - t0:.1f} s")
+    rows = rng.choice(M, min(M, 8), replace=False)
+    np.testing.assert_allclose(out.copy_to_host()[rows], x[rows] @ w.T + b, rtol=1e-3,
+                               atol=1e-2)
+    flops = 2.0 * M * N * K
+    t_ours = timeit(lambda: f(dx, dw, db), cuda.synchronize, repeat=5 if not small else 1)
+    print(f"  nn dense {M}x{K} -> {N}: {t_ours * 1e3:9.3f} ms  {flops / t_ours / 1e9:9.1f} GFLOP/s")
+    if vend is not None and vend[0] == "torch":
+        import torch
+        tx, tw, tb = (torch.from_numpy(a).cuda() for a in (x, w, b))
+        t_v = timeit(lambda: torch.nn.functional.linear(tx, tw, tb), torch.cuda.synchronize)
+        print(f"  torch linear (cuBLAS, fp32, TF32 off): {t_v * 1e3:9.3f} ms  "
+              f"{flops / t_v / 1e9:9.1f} GFLOP/s")
+        print(f"  ratio nn / torch = {t_v / t_ours:.3f}")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--small", action="store_true", help="tiny sizes (simulator dry run)")
@@ -191,7 +221,8 @@ def main():
     versions()
     vend = None if args.small else vendor()
     sections = [("GEMM", lambda: bench_gemm(32 if args.small else args.gemm, vend, args.small)),
-                ("conv2d (TVM GPU tutorial problem)", lambda: bench_conv(vend, args.small))]
+                ("conv2d (TVM GPU tutorial problem)", lambda: bench_conv(vend, args.small)),
+                ("nn Linear forward", lambda: bench_nn_linear(vend, args.small))]
     if not args.skip_cases:
         sections.insert(0, ("correctness of every GPU test kernel", lambda: check_cases(args.small)))
     for title, fn in sections:

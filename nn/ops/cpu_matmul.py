@@ -1,5 +1,6 @@
 """Matrix products for the CPU: ``matmul``, ``dense``, ``matmul_tn`` and ``batch_matmul`` with
-their schedule.
+their schedule. (Declared under ``with Target("cuda")``, as nn's GPU build does, they are two
+plain stages instead, ``acc`` and ``C``, for ``nn.ops.gpu.schedule_matmul``.)
 
 Each declaration builds three stages, as TVM's x86 ``dense_pack`` does:
 
@@ -26,6 +27,7 @@ The declaration also picks one of three strategies for ``schedule_matmul`` (``ac
 from __future__ import annotations
 
 import te
+from te.target import Target
 
 from .cpu_util import const_shape, pad_to
 
@@ -76,13 +78,24 @@ def _product(A, B, bias, transpose_b, batch, tile, name, transpose_a=False):
         raise ValueError(f"{name}: batch sizes {a_shape[0]} and {b_shape[0]} do not broadcast")
     if bias is not None and const_shape(bias, name) != (N,):
         raise ValueError(f"{name}: bias must have shape ({N},), got {tuple(bias.shape)}")
-    strategy, (my, bn) = _check_tile(tile, M) if tile else default_tile(M, N, transpose_b)
-    Mp, Np = pad_to(M, my), pad_to(N, bn)
     nbatch = (max(a_shape[0], b_shape[0]),) if batch else ()
 
     def at(t_shape, idx, *rest):
         """Index of operand with shape ``t_shape`` from batch index ``idx`` (batch 1 repeats)."""
         return ((0 if t_shape[0] == 1 else idx[0]),) + rest if batch else rest
+
+    def fout(*idx):
+        v = acc[idx]
+        return v + bias[idx[-1]] if bias is not None else v
+
+    target = Target.current()
+    if target is not None and target.kind.name == "cuda":
+        acc = _gpu_product(A, B, a_shape, b_shape, transpose_a, transpose_b, nbatch, at,
+                           (M, N, K), name)
+        return te.compute(nbatch + (M, N), fout, name=name, tag="matmul")
+
+    strategy, (my, bn) = _check_tile(tile, M) if tile else default_tile(M, N, transpose_b)
+    Mp, Np = pad_to(M, my), pad_to(N, bn)
 
     def fpack(*idx):
         *b, xo, k, xi = idx
@@ -106,11 +119,45 @@ def _product(A, B, bias, transpose_b, batch, tile, name, transpose_a=False):
         return te.sum(a * packB[at(b_shape, b, x // bn, k, x % bn)], axis=k)
     acc = te.compute(nbatch + (Mp, Np), facc, name=f"{name}.acc", tag="matmul_acc",
                      attrs={"tile": (my, bn), "strategy": strategy})
-
-    def fout(*idx):
-        v = acc[idx]
-        return v + bias[idx[-1]] if bias is not None else v
     return te.compute(nbatch + (M, N), fout, name=name, tag="matmul")
+
+
+def _gpu_product(A, B, a_shape, b_shape, transpose_a, transpose_b, nbatch, at, sizes, name):
+    """The product declared for ``nn.ops.gpu.schedule_matmul``: each operand zero-padded (in
+    its own layout) to whole tiles of the schedule (``gpu.matmul_config``), so that the tiles
+    need no guards; the stages that pad become the shared-memory tiles."""
+    from .gpu import matmul_config, matmul_block
+    M, N, K = sizes
+    cfg = matmul_config(M, N, K)
+    block = matmul_block(cfg)
+    Mp, Np, Kp = pad_to(M, block), pad_to(N, block), pad_to(K, cfg["step"])
+    nb = len(nbatch)
+
+    def padded(T, t_shape, rows, cols, tag):
+        """``T`` (``rows[0] x cols[0]`` per batch, as stored) padded with zeros to
+        ``rows[1] x cols[1]``."""
+        (R, Rp), (C, Cp) = rows, cols
+        if (R, C) == (Rp, Cp):
+            return T
+
+        def f(*idx):
+            *b, r, c = idx
+            inside = te.all(r < R, c < C)
+            return te.if_then_else(inside, T[(*b, te.min(r, R - 1), te.min(c, C - 1))],
+                                   te.const(0, T.dtype))
+        return te.compute(tuple(t_shape[:nb]) + (Rp, Cp), f, name=f"{name}.{tag}",
+                          tag="gpu_matmul_pad")
+    m, n, kk = (M, Mp), (N, Np), (K, Kp)
+    Ap = padded(A, a_shape, *((kk, m) if transpose_a else (m, kk)), "Apad")
+    Bp = padded(B, b_shape, *((n, kk) if transpose_b else (kk, n)), "Bpad")
+    k = te.reduce_axis((0, Kp), name="k")
+
+    def fprod(*idx):
+        *b, y, x = idx
+        a = Ap[at(a_shape, b, k, y)] if transpose_a else Ap[at(a_shape, b, y, k)]
+        return te.sum(a * Bp[at(b_shape, b, *((x, k) if transpose_b else (k, x)))], axis=k)
+    return te.compute(nbatch + (Mp, Np), fprod, name=f"{name}.acc", tag="gpu_matmul_acc",
+                      attrs={"config": cfg})
 
 
 def matmul(A, B, bias=None, tile=None, name="matmul"):

@@ -9,7 +9,7 @@ from __future__ import annotations
 import functools
 
 import te
-from codegen_cuda.emit import simulator
+from codegen_cuda.emit import MAX_THREADS, simulator
 from te.target import Target
 from te.tensor import ComputeOp
 
@@ -25,7 +25,8 @@ def _bind_1d(s, T, axis, num_thread):
 def _inline_producers(s, out_ops):
     for stage in s.stages:
         op = stage.op
-        if isinstance(op, ComputeOp) and op not in out_ops and not op.is_reduction:
+        if isinstance(op, ComputeOp) and op not in out_ops and not op.is_reduction \
+                and not stage.is_output and stage.attach_type == "root":
             stage.compute_inline()
 
 
@@ -70,48 +71,114 @@ def reduce_across_threads(s, out, num_thread=32, rows_per_block=8):
     s[out].set_store_predicate(tx.var.equal(0))
 
 
-def schedule_matmul(C, num_thread=16, vthread=2, per_thread=4, step=16):
-    """``C[i, j] = sum_k A[i, k] * B[k, j]``: blocks of (vthread*num_thread*per_thread)^2
+def schedule_matmul(C, num_thread=16, vthread=2, per_thread=4, step=16, s=None, unroll=True):
+    """``C[..., i, j] = sum_k A[..., i, k] * B[..., k, j]`` (either operand may be read
+    transposed, leading axes are a batch): blocks of (vthread*num_thread*per_thread)^2
     outputs; A and B tiles staged through shared memory, fragments through registers, the
-    outputs of each thread interleaved over ``vthread`` virtual threads."""
-    s = te.create_schedule(C.op)
-    A, B = C.op.input_tensors()
-    AS = s.cache_read(A, "shared", [C])
-    BS = s.cache_read(B, "shared", [C])
-    AL = s.cache_read(AS, "local", [C])
-    BL = s.cache_read(BS, "local", [C])
-    CL = s.cache_write(C, "local")
+    outputs of each thread interleaved over ``vthread`` virtual threads; a batch is
+    ``blockIdx.z``. ``C`` is the reduction itself (accumulated in registers by a
+    ``cache_write``) or an elementwise stage over one (such as a bias added to a product: the
+    product then accumulates in registers and the bias is added on the way out). Partial tiles
+    are guarded. Schedules into ``s`` when given; ``unroll=False`` keeps the k step and the
+    thread's outputs as loops (quicker to build, slower to run)."""
+    _check_matmul(C, dict(num_thread=num_thread, vthread=vthread, per_thread=per_thread,
+                          step=step))
+    s = te.create_schedule(C.op) if s is None else s
+    if C.op.is_reduction:
+        CL = s.cache_write(C, "local")
+    else:
+        (acc,) = [t for t in C.op.input_tensors() if getattr(t.op, "is_reduction", False)]
+        s[acc].set_scope("local")
+        CL = acc
+    caches = []
+    for T in s[CL].op.input_tensors():
+        if getattr(T.op, "tag", "") == "gpu_matmul_pad":   # the padding stage is the tile
+            s[T].set_scope("shared")
+            shared = T
+        else:
+            shared = s.cache_read(T, "shared", [CL])
+        caches.append((shared, s.cache_read(shared, "local", [CL])))
     block = vthread * num_thread * per_thread
-    by, yi = s[C].split(C.op.axis[0], factor=block)
-    bx, xi = s[C].split(C.op.axis[1], factor=block)
+    *batch, y, x = s[C].op.axis
+    by, yi = s[C].split(y, factor=block)
+    bx, xi = s[C].split(x, factor=block)
     tyz, yi = s[C].split(yi, nparts=vthread)
     txz, xi = s[C].split(xi, nparts=vthread)
     ty, yi = s[C].split(yi, nparts=num_thread)
     tx, xi = s[C].split(xi, nparts=num_thread)
-    s[C].reorder(by, bx, tyz, txz, ty, tx, yi, xi)
+    s[C].reorder(*batch, by, bx, tyz, txz, ty, tx, yi, xi)
+    if batch:
+        s[C].bind(s[C].fuse(*batch) if len(batch) > 1 else batch[0],
+                  te.thread_axis("blockIdx.z"))
     s[C].bind(by, te.thread_axis("blockIdx.y"))
     s[C].bind(bx, te.thread_axis("blockIdx.x"))
     s[C].bind(tyz, te.thread_axis((0, vthread), "vthread", name="vy"))
     s[C].bind(txz, te.thread_axis((0, vthread), "vthread", name="vx"))
     s[C].bind(ty, te.thread_axis("threadIdx.y"))
     s[C].bind(tx, te.thread_axis("threadIdx.x"))
+    if unroll:                  # constant indices: the accumulators stay registers
+        s[C].unroll(yi)
+        s[C].unroll(xi)
     s[CL].compute_at(s[C], tx)
-    yo, xo = s[CL].op.axis
+    *cbatch, yo, xo = s[CL].op.axis
     ko, ki = s[CL].split(s[CL].op.reduce_axis[0], factor=step)
-    s[CL].reorder(ko, ki, yo, xo)
-    for ax in (ki, yo, xo):
+    s[CL].reorder(ko, ki, *cbatch, yo, xo)
+    for ax in (ki, yo, xo) if unroll else ():
         s[CL].unroll(ax)
-    s[AS].compute_at(s[CL], ko)
-    s[BS].compute_at(s[CL], ko)
-    s[AL].compute_at(s[CL], ki)
-    s[BL].compute_at(s[CL], ki)
-    for load in (AS, BS):
-        fused = s[load].fuse(*s[load].op.axis)
-        ty_, fused = s[load].split(fused, nparts=num_thread)
-        tx_, fused = s[load].split(fused, nparts=num_thread)
-        s[load].bind(ty_, te.thread_axis("threadIdx.y"))
-        s[load].bind(tx_, te.thread_axis("threadIdx.x"))
+    for shared, local in caches:
+        s[shared].compute_at(s[CL], ko)
+        s[local].compute_at(s[CL], ki)
+        for ax in s[local].op.axis if unroll else ():
+            s[local].unroll(ax)
+        fused = s[shared].fuse(*s[shared].op.axis)
+        ty_, fused = s[shared].split(fused, nparts=num_thread)
+        tx_, fused = s[shared].split(fused, nparts=num_thread)
+        s[shared].bind(ty_, te.thread_axis("threadIdx.y"))
+        s[shared].bind(tx_, te.thread_axis("threadIdx.x"))
     return s
+
+
+def _check_matmul(C, knobs):
+    """Clear errors for what ``schedule_matmul`` cannot schedule."""
+    for knob, value in knobs.items():
+        if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+            raise ValueError(f"schedule_matmul: {knob} must be a positive int, got {value!r}")
+    threads = knobs["num_thread"] ** 2
+    if threads > MAX_THREADS:
+        raise ValueError(f"schedule_matmul: num_thread={knobs['num_thread']} makes blocks of "
+                         f"{threads} threads (num_thread^2), over {MAX_THREADS}; use "
+                         "num_thread <= 32")
+    op = C.op
+    products = [op] if getattr(op, "is_reduction", False) else \
+        [t.op for t in op.input_tensors() if getattr(t.op, "is_reduction", False)]
+    if len(products) != 1 or len(products[0].reduce_axis) != 1 or len(op.axis) < 2 or \
+            len(products[0].axis) != len(op.axis):
+        raise ValueError(f"schedule_matmul: {C.name} must be a product C[..., i, j] = "
+                         "sum_k A[..., i, k] * B[..., k, j] (one reduce axis, at least two "
+                         "data axes), or an elementwise stage of the same shape over exactly "
+                         "one such product (a bias added to it); for other computations use "
+                         "schedule_auto")
+
+
+def matmul_block(cfg):
+    """The rows (and columns) of C that one block of ``schedule_matmul(**cfg)`` computes."""
+    return cfg["vthread"] * cfg["num_thread"] * cfg["per_thread"]
+
+
+def matmul_config(M, N, K):
+    """Tile sizes of ``schedule_matmul`` for an M x N x K product (per batch): 128 x 128 blocks
+    of 256 threads for large products, 32 x 32 blocks of 64 threads for the others (enough
+    blocks to fill the GPU); on numba's simulator, which runs every thread as a Python thread
+    and makes barriers slow, one thread per 8 x 8 block."""
+    step = min(16, -(-K // 4) * 4)         # a short reduction: a short step, little padding
+    if simulator():
+        return dict(num_thread=1, vthread=1, per_thread=8, step=step, unroll=False)
+    if M * N >= MATMUL_LARGE_OUTPUTS:
+        return dict(num_thread=16, vthread=2, per_thread=4, step=step)
+    return dict(num_thread=8, vthread=2, per_thread=2, step=step)
+
+
+MATMUL_LARGE_OUTPUTS = 1024 * 1024
 
 
 def schedule_conv2d_hwcn(B, tile=8, num_thread=8, vthread=2, step=8):
@@ -179,13 +246,19 @@ def schedule_auto(outs, num_thread=128, reduce_threads=32):
     over blocks of ``num_thread`` threads, one element each; reductions share each output's
     reduction among ``reduce_threads`` threads (rfactor and a cross-thread combine) when there
     are few outputs (under ``CROSS_THREAD_MAX_OUTPUTS``: a long reduction to few values, such as
-    a loss); with many outputs (a convolution, a matmul) or several outputs per element (a
-    tuple reduction), one thread computes each output serially, which already fills the GPU."""
+    a loss); with many outputs (a convolution) or several outputs per element (a tuple
+    reduction), one thread computes each output serially, which already fills the GPU. Matrix
+    products (nn.ops' matmul, dense, matmul_tn and batch_matmul, declared for the GPU) get
+    ``schedule_matmul``'s shared-memory tiles, bias added on the way out."""
     outs = list(outs) if isinstance(outs, (list, tuple)) else [outs]
     s = te.create_schedule([o.op for o in outs])
+    products = [(stage, _matmul_product(stage.op)) for stage in s.stages]
+    for stage, acc in products:
+        if acc is not None:         # the tiles that the declaration padded its operands to
+            schedule_matmul(stage.op.output(0), s=s, **acc.op.attrs["config"])
     _inline_producers(s, {o.op for o in outs})
-    roots = [stage for stage in s.stages
-             if isinstance(stage.op, ComputeOp) and stage.attach_type != "inline"]
+    roots = [stage for stage in s.stages if isinstance(stage.op, ComputeOp)
+             and stage.attach_type == "root" and _matmul_product(stage.op) is None]
     scalar_consumer = next((o for o in outs if o.op.attrs.get("scalar_of") is not None), None)
     if scalar_consumer is not None:         # a 0-d result: one thread computes it (see _build)
         (ax,) = s[scalar_consumer].op.axis
@@ -208,6 +281,14 @@ def schedule_auto(outs, num_thread=128, reduce_threads=32):
                 fused, _ = stage.split(fused, factor=SIMULATOR_ELEMENTS_PER_THREAD)
             _bind_1d(s, out, fused, num_thread)
     return s
+
+
+def _matmul_product(op):
+    """The product that ``op`` (a matmul declared for the GPU) adds its bias to, or None."""
+    if getattr(op, "tag", "") != "matmul":
+        return None
+    accs = [t for t in op.input_tensors() if getattr(t.op, "tag", "") == "gpu_matmul_acc"]
+    return accs[0] if accs else None
 
 
 class GpuOpFunction:

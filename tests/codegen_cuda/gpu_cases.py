@@ -119,6 +119,21 @@ def gemm_vthread(scale=1, M=32, K=16, N=32, num_thread=4, vthread=2, per_thread=
         lambda a, b: a @ b
 
 
+def nn_dense_padded(scale=1, M=13, K=21, N=11):
+    """nn's dense (x @ w^T + b) declared for the GPU and scheduled by schedule_auto: operands
+    zero-padded to whole tiles, which are the shared stages; the bias added on the way out."""
+    from te.target import Target
+    from nn.ops import cpu_matmul
+    x = te.placeholder((M * scale, K), name="x")
+    w = te.placeholder((N, K), name="w")
+    b = te.placeholder((N,), name="b")
+    with Target("cuda"):
+        C = cpu_matmul.dense(x, w, b)
+    s = gpu.schedule_auto([C])
+    return s, [x, w, b, C], [_rand(M * scale, K), _rand(N, K), _rand(N)], \
+        [np.empty((M * scale, N), "float32")], lambda x, w, b: x @ w.T + b
+
+
 def softmax_rows(scale=1, rows=5, cols=40):
     """Softmax from default schedules: a max reduce, an exp-sum reduce and an elementwise."""
     A = te.placeholder((rows * scale, cols), name="A")
@@ -207,6 +222,6 @@ def conv2d_hwcn(scale=1, batch=8, in_channel=4, out_channel=8, in_size=3, kernel
         [np.empty((out_size, out_size, out_channel, batch), "float32")], ref
 
 
-CASES = [vector_add, fused_elementwise_2d, int_and_half, row_sum_cross_thread,
+CASES = [vector_add, fused_elementwise_2d, int_and_half, row_sum_cross_thread, nn_dense_padded,
          max_reduce_per_thread, gemm_shared_local, gemm_vthread, softmax_rows,
          default_schedules, default_injective, conv2d_hwcn]

@@ -96,3 +96,36 @@ def test_random_bound_schedules_agree_with_cpu_build(seed):
     ref = (a * 2).sum(1) if seed % 2 else np.maximum(a, 0.25) - a * a
     np.testing.assert_allclose(gpu_out, cpu_out, rtol=1e-5, atol=1e-6)
     np.testing.assert_allclose(gpu_out, ref, rtol=1e-5, atol=1e-6)
+
+
+def test_shared_fills_share_their_barriers():
+    """GEMM's A and B tiles are filled between one pair of barriers per k step (all global
+    loads of both tiles in flight together), not four."""
+    s, args, ins, outs, ref = gpu_cases.gemm_vthread()
+    mod = te.build(s, args, target="cuda")
+    src = mod.get_source()
+    loop = src[src.index("for k_outer"):]
+    assert src.count("cuda.syncthreads()") == 2, src
+    body = loop.splitlines()
+    fills = [k for k, line in enumerate(body) if "_shared[" in line and "] = " in line
+             and line.strip().startswith(("A_shared[", "B_shared["))]
+    syncs = [k for k, line in enumerate(body) if "syncthreads" in line]
+    assert syncs[0] < min(fills) and max(fills) < syncs[1]
+    _check(mod, ins, outs, ref)
+
+
+def test_unrolled_local_buffers_become_variables():
+    """Accumulators and fragments accessed only at constant indices (unrolled) are emitted as
+    one variable per element (registers; numba compiles them faster than array accesses);
+    local buffers indexed by loop variables stay arrays. Both agree with numpy."""
+    from nn.ops import gpu
+    s, args, ins, outs, ref = gpu_cases.gemm_vthread()
+    mod = te.build(s, args, target="cuda")
+    src = mod.get_source()
+    assert "C_local_0" in src and "A_shared_local_0" in src and "cuda.local.array" not in src
+    _check(mod, ins, outs, ref)
+    C = args[-1]
+    s = gpu.schedule_matmul(C, num_thread=4, vthread=2, per_thread=2, step=4, unroll=False)
+    mod = te.build(s, args, target="cuda")
+    assert "C_local = cuda.local.array(16, f32)" in mod.get_source()
+    _check(mod, ins, outs, ref)

@@ -88,3 +88,28 @@ def test_simplify_merges_a_flattened_div_and_mod():
     # different divisors, or arguments that differ by a non-multiple, stay as they are
     assert not structural_equal(simplify(p // 7 * 7 + p % 5), p)
     assert not structural_equal(simplify((p + 1) // 7 * 7 + p % 7), simplify(p + 1))
+
+
+def test_simplify_div_mod_by_a_multiple_of_the_small_part():
+    """(tx*8 + ii) // 16 is tx // 2 and (tx*8 + ii) % 16 is tx % 2 * 8 + ii when 0 <= ii < 8
+    (a thread's 8 neighbouring elements never cross a row of 16); checked exhaustively, and
+    with negative and offset operands against Python's floor division."""
+    from schedule.interp import _Compiler
+    from schedule.simplify import simplify
+    ty, tx, ii = Var("ty"), Var("tx"), Var("ii")
+    ranges = {ty: (0, 3), tx: (0, 15), ii: (0, 7)}
+    e = (ty * 128 + tx * 8 + ii) // 16
+    assert structural_equal(simplify(e, ranges), simplify(ty * 8 + tx // 2))
+    m = (tx * 8 + ii) % 16
+    assert structural_equal(simplify(m, ranges), simplify(tx % 2 * 8 + ii))
+    # the small part may reach d - 1 but not d: (tx*8 + ii + 1) is not split
+    assert "ii" in str(simplify((tx * 8 + ii + 1) // 16, ranges))
+    cases = [(tx * 8 + ii) // 16, (tx * 8 + ii) % 16, (ty * 24 + tx * 12 + ii % 4) // 48,
+             (tx * -8 + ii + 64) // 16, (tx * -8 + ii) % 16, (ty * 6 + ii % 3 + 12) // 6,
+             (ty * 6 + ii % 3 + 12) % 12]
+    for expr in cases:
+        simple = simplify(expr, ranges)
+        for vals in np.ndindex(4, 16, 8):
+            env = dict(zip((ty, tx, ii), vals))
+            got, want = _Compiler({}).expr(simple)(env), _Compiler({}).expr(expr)(env)
+            assert got == want, (expr, simple, vals)

@@ -1,0 +1,44 @@
+"""nn.ops.gpu.schedule_matmul refuses what it cannot schedule, naming the stage or knob."""
+import pytest
+
+import te
+from nn.ops import gpu
+
+
+def _product(M=8, K=4, N=8):
+    A = te.placeholder((M, K), name="A")
+    B = te.placeholder((K, N), name="B")
+    k = te.reduce_axis((0, K), name="k")
+    return A, B, te.compute((M, N), lambda i, j: te.sum(A[i, k] * B[k, j], axis=k), name="C")
+
+
+def test_not_a_product():
+    A = te.placeholder((8, 8), name="A")
+    R = te.compute((8, 8), lambda i, j: A[i, j] * 2.0, name="R")
+    with pytest.raises(ValueError, match=r"schedule_matmul: R must be a product C\[\.\.\., i, "
+                                         r"j\] = sum_k .*for other computations use "
+                                         r"schedule_auto"):
+        gpu.schedule_matmul(R)
+
+
+def test_a_row_sum_is_not_a_product():
+    A = te.placeholder((8, 8), name="A")
+    k = te.reduce_axis((0, 8), name="k")
+    S = te.compute((8,), lambda i: te.sum(A[i, k], axis=k), name="S")
+    with pytest.raises(ValueError, match=r"schedule_matmul: S must be a product"):
+        gpu.schedule_matmul(S)
+
+
+@pytest.mark.parametrize("knob,value", [("num_thread", 0), ("step", 2.5), ("vthread", True)])
+def test_bad_knob(knob, value):
+    *_, C = _product()
+    with pytest.raises(ValueError, match=rf"schedule_matmul: {knob} must be a positive int, "
+                                         rf"got {value!r}"):
+        gpu.schedule_matmul(C, **{knob: value})
+
+
+def test_too_many_threads():
+    *_, C = _product()
+    with pytest.raises(ValueError, match=r"num_thread=33 makes blocks of 1089 threads "
+                                         r"\(num_thread\^2\), over 1024; use num_thread <= 32"):
+        gpu.schedule_matmul(C, num_thread=33)
