@@ -15,6 +15,7 @@ from te import dtypes
 from te.expr import (Add, And, Call, EQ, FloorDiv, FloorMod, GE, GT, IntImm, LE, LT, Max,
                      Mul, NE, Or, Sub)
 from schedule.analysis import loads_from, stores_to, thread_loops, uses
+from schedule.functor import post_order_visit
 from schedule.interp import alloc_size
 from schedule.ir import Allocate, Buffer, BufferLoad, BufferStore, ForKind, SeqStmt
 from schedule.simplify import simplify
@@ -265,7 +266,7 @@ class CudaEmitter:
         self.block(s.body, indent + 1)
 
     def s_Allocate(self, s, indent):
-        chain, items = _allocations(s)
+        chain, items = _allocation_chain(s)
         shared = []
         for buf in chain:
             size = alloc_size(buf)
@@ -282,8 +283,10 @@ class CudaEmitter:
                 self.shared_bytes += nbytes
                 self.shared_bufs.append(f"{buf.name} {nbytes} bytes")
             kind = "shared" if scope == "shared" else "local"
-            if buf in self.registers:       # one variable per element, set before use
+            if buf in self.registers:       # one variable per element
                 name = self.names(buf, buf.name)
+                # defined once per kernel, at the first allocation: numba needs a definition
+                # on every path to a read (guarded partial tiles assign under conditions)
                 if name not in self.declared:
                     self.declared.add(name)
                     zero = f"{NUMBA_TYPE[buf.dtype]}(0)"
@@ -301,21 +304,22 @@ class CudaEmitter:
         # are in flight together.
         k = 0
         while k < len(items):
-            filled = set()
-            group = k
-            while group < len(items) and shared and stores_to(items[group], set(shared)) \
-                    and not loads_from(items[group], filled):
-                filled |= {b for b in shared if stores_to(items[group], {b})}
-                group += 1
-            if group == k:
+            end, filled = k, set()
+            while end < len(items) and not loads_from(items[end], filled):
+                written = {b for b in shared if stores_to(items[end], {b})}
+                if not written:
+                    break
+                filled |= written
+                end += 1
+            if end == k:
                 self.stmt(items[k], indent)
                 k += 1
                 continue
             self._sync(indent)
-            for item in items[k:group]:
+            for item in items[k:end]:
                 self.stmt(item, indent)
             self._sync(indent)
-            k = group
+            k = end
 
     # ------------------------------------------------------------------ kernels and host
     def kernel(self, stmt, host_indent):
@@ -398,6 +402,7 @@ class CudaEmitter:
 
 
 REGISTER_MAX = 256     # local buffers up to this size with constant indices become variables
+REGISTER_DTYPES = {"float32", "float64", "int32", "int64"}
 
 
 def _registers(stmt):
@@ -416,15 +421,11 @@ def _registers(stmt):
         elif isinstance(n, (BufferLoad, BufferStore)) and \
                 not all(isinstance(i, IntImm) for i in n.indices):
             other.add(n.buffer)
-    from schedule.functor import post_order_visit
     post_order_visit(stmt, visit)
     return local - other
 
 
-REGISTER_DTYPES = {"float32", "float64", "int32", "int64"}
-
-
-def _allocations(stmt):
+def _allocation_chain(stmt):
     """(buffers, statements) of a chain of allocations: nested allocations that end a
     statement sequence are hoisted to its top (their declarations are static in a kernel), so
     that ``alloc A; fill A; alloc B; fill B; use`` is ``alloc A, B; fill A; fill B; use``."""
@@ -461,7 +462,6 @@ def _written(stmt):
     def visit(n):
         if isinstance(n, BufferStore) and n.buffer.name not in names:
             names.append(n.buffer.name)
-    from schedule.functor import post_order_visit
     post_order_visit(stmt, visit)
     return names
 

@@ -1,6 +1,7 @@
 """Matrix products for the CPU: ``matmul``, ``dense``, ``matmul_tn`` and ``batch_matmul`` with
-their schedule. (Declared under ``with Target("cuda")``, as nn's GPU build does, they are two
-plain stages instead, ``acc`` and ``C``, for ``nn.ops.gpu.schedule_matmul``.)
+their schedule. (Declared under ``with Target("cuda")``, as nn's GPU build does, they are
+``C`` over a plain product ``acc`` of zero-padded operands instead, for
+``nn.ops.gpu.schedule_matmul``: see ``_gpu_product``.)
 
 Each declaration builds three stages, as TVM's x86 ``dense_pack`` does:
 
@@ -29,7 +30,7 @@ from __future__ import annotations
 import te
 from te.target import Target
 
-from .cpu_util import const_shape, pad_to
+from .cpu_util import const_shape, pad_to, zero_outside
 
 BN = 32             # columns of the register tile: two 16-lane AVX-512 vectors (float32)
 ROWS = (8, 7, 6, 5, 4)  # row counts of the register tile, best first
@@ -84,15 +85,17 @@ def _product(A, B, bias, transpose_b, batch, tile, name, transpose_a=False):
         """Index of operand with shape ``t_shape`` from batch index ``idx`` (batch 1 repeats)."""
         return ((0 if t_shape[0] == 1 else idx[0]),) + rest if batch else rest
 
-    def fout(*idx):
-        v = acc[idx]
-        return v + bias[idx[-1]] if bias is not None else v
+    def output(acc):
+        """C: ``acc`` (padded to tiles) cropped to M x N, plus the bias."""
+        def fout(*idx):
+            v = acc[idx]
+            return v + bias[idx[-1]] if bias is not None else v
+        return te.compute(nbatch + (M, N), fout, name=name, tag="matmul")
 
     target = Target.current()
     if target is not None and target.kind.name == "cuda":
-        acc = _gpu_product(A, B, a_shape, b_shape, transpose_a, transpose_b, nbatch, at,
-                           (M, N, K), name)
-        return te.compute(nbatch + (M, N), fout, name=name, tag="matmul")
+        return output(_gpu_product(A, B, a_shape, b_shape, transpose_a, transpose_b, nbatch,
+                                   at, (M, N, K), name))
 
     strategy, (my, bn) = _check_tile(tile, M) if tile else default_tile(M, N, transpose_b)
     Mp, Np = pad_to(M, my), pad_to(N, bn)
@@ -119,7 +122,7 @@ def _product(A, B, bias, transpose_b, batch, tile, name, transpose_a=False):
         return te.sum(a * packB[at(b_shape, b, x // bn, k, x % bn)], axis=k)
     acc = te.compute(nbatch + (Mp, Np), facc, name=f"{name}.acc", tag="matmul_acc",
                      attrs={"tile": (my, bn), "strategy": strategy})
-    return te.compute(nbatch + (M, N), fout, name=name, tag="matmul")
+    return output(acc)
 
 
 def _gpu_product(A, B, a_shape, b_shape, transpose_a, transpose_b, nbatch, at, sizes, name):
@@ -139,14 +142,9 @@ def _gpu_product(A, B, a_shape, b_shape, transpose_a, transpose_b, nbatch, at, s
         (R, Rp), (C, Cp) = rows, cols
         if (R, C) == (Rp, Cp):
             return T
-
-        def f(*idx):
-            *b, r, c = idx
-            inside = te.all(r < R, c < C)
-            return te.if_then_else(inside, T[(*b, te.min(r, R - 1), te.min(c, C - 1))],
-                                   te.const(0, T.dtype))
-        return te.compute(tuple(t_shape[:nb]) + (Rp, Cp), f, name=f"{name}.{tag}",
-                          tag="gpu_matmul_pad")
+        return te.compute(tuple(t_shape[:nb]) + (Rp, Cp),
+                          lambda *idx: zero_outside(T, idx, (None,) * nb + ((0, R), (0, C))),
+                          name=f"{name}.{tag}", tag="gpu_matmul_pad")
     m, n, kk = (M, Mp), (N, Np), (K, Kp)
     Ap = padded(A, a_shape, *((kk, m) if transpose_a else (m, kk)), "Apad")
     Bp = padded(B, b_shape, *((n, kk) if transpose_b else (kk, n)), "Bpad")

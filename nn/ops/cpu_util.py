@@ -93,13 +93,26 @@ def build_key(shapes, dtype, params) -> tuple:
     return shapes, dts, params
 
 
+def zero_outside(data, coords, boxes):
+    """``data`` at ``coords`` shifted by their boxes, zero outside them: for a coordinate x with
+    box ``(lo, hi)``, ``data[..., x - lo, ...]`` where ``lo <= x < hi``; a coordinate with box
+    None is used as it is. A select between a load at clamped indices and zero, which
+    vectorizes (a branch on the lanes' condition would not) and never reads out of bounds."""
+    inside, index = [], []
+    for x, box in zip(coords, boxes):
+        if box is None:
+            index.append(x)
+            continue
+        lo, hi = box
+        inside += [x >= lo, x < hi]
+        index.append(te.min(te.max(x - lo, 0), hi - lo - 1))
+    return te.select(te.all(*inside), data[tuple(index)], te.const(0, data.dtype))
+
+
 def padded_load(data, n, c, h, w, size, pad):
-    """``data[n, c, h - top, w - left]``, zero outside: a select between a load at clamped
-    indices and zero, which vectorizes (a branch on the lanes' condition would not)."""
+    """``data[n, c, h - top, w - left]`` of an NCHW tensor, zero outside (``zero_outside``)."""
     (H, W), (pt, pl) = size, pad
-    inside = te.all(h >= pt, h < H + pt, w >= pl, w < W + pl)
-    value = data[n, c, te.min(te.max(h - pt, 0), H - 1), te.min(te.max(w - pl, 0), W - 1)]
-    return te.select(inside, value, te.const(0, data.dtype))
+    return zero_outside(data, (n, c, h, w), (None, None, (pt, H + pt), (pl, W + pl)))
 
 
 def conv_output(acc, shape, read, bias, name):

@@ -22,11 +22,12 @@ def _bind_1d(s, T, axis, num_thread):
     s[T].bind(tx, te.thread_axis("threadIdx.x"))
 
 
-def _inline_producers(s, out_ops):
+def _inline_producers(s):
+    """Inline every elementwise stage that is no output and not yet placed elsewhere."""
     for stage in s.stages:
         op = stage.op
-        if isinstance(op, ComputeOp) and op not in out_ops and not op.is_reduction \
-                and not stage.is_output and stage.attach_type == "root":
+        if isinstance(op, ComputeOp) and not op.is_reduction and not stage.is_output \
+                and stage.attach_type == "root":
             stage.compute_inline()
 
 
@@ -35,7 +36,7 @@ def schedule_injective(outs, num_thread=256):
     spread over blocks of ``num_thread`` threads."""
     outs = outs if isinstance(outs, (list, tuple)) else [outs]
     s = te.create_schedule([o.op for o in outs])
-    _inline_producers(s, [s[o].op for o in outs])
+    _inline_producers(s)
     for o in outs:
         fused = s[o].fuse(*s[o].op.axis)
         _bind_1d(s, o, fused, num_thread)
@@ -46,7 +47,7 @@ def schedule_reduce(out, num_thread=32, rows_per_block=8):
     """A reduction over its last axes: the reduction is split across ``num_thread`` threads
     (rfactor + a cross-thread combine) and ``rows_per_block`` outputs share a block."""
     s = te.create_schedule(out.op)
-    _inline_producers(s, [s[out].op])
+    _inline_producers(s)
     reduce_across_threads(s, out, num_thread, rows_per_block)
     return s
 
@@ -165,6 +166,9 @@ def matmul_block(cfg):
     return cfg["vthread"] * cfg["num_thread"] * cfg["per_thread"]
 
 
+MATMUL_LARGE_OUTPUTS = 1024 * 1024    # products with this many outputs get 128 x 128 blocks
+
+
 def matmul_config(M, N, K):
     """Tile sizes of ``schedule_matmul`` for an M x N x K product (per batch): 128 x 128 blocks
     of 256 threads for large products, 32 x 32 blocks of 64 threads for the others (enough
@@ -176,9 +180,6 @@ def matmul_config(M, N, K):
     if M * N >= MATMUL_LARGE_OUTPUTS:
         return dict(num_thread=16, vthread=2, per_thread=4, step=step)
     return dict(num_thread=8, vthread=2, per_thread=2, step=step)
-
-
-MATMUL_LARGE_OUTPUTS = 1024 * 1024
 
 
 def schedule_conv2d_hwcn(B, tile=8, num_thread=8, vthread=2, step=8):
@@ -252,13 +253,13 @@ def schedule_auto(outs, num_thread=128, reduce_threads=32):
     ``schedule_matmul``'s shared-memory tiles, bias added on the way out."""
     outs = list(outs) if isinstance(outs, (list, tuple)) else [outs]
     s = te.create_schedule([o.op for o in outs])
-    products = [(stage, _matmul_product(stage.op)) for stage in s.stages]
-    for stage, acc in products:
-        if acc is not None:         # the tiles that the declaration padded its operands to
-            schedule_matmul(stage.op.output(0), s=s, **acc.op.attrs["config"])
-    _inline_producers(s, {o.op for o in outs})
+    tiled = [stage for stage in s.stages if _matmul_product(stage.op) is not None]
+    for stage in tiled:             # the tiles that the declaration padded its operands to
+        config = _matmul_product(stage.op).op.attrs["config"]
+        schedule_matmul(stage.op.output(0), s=s, **config)
+    _inline_producers(s)
     roots = [stage for stage in s.stages if isinstance(stage.op, ComputeOp)
-             and stage.attach_type == "root" and _matmul_product(stage.op) is None]
+             and stage.attach_type == "root" and all(stage is not t for t in tiled)]
     scalar_consumer = next((o for o in outs if o.op.attrs.get("scalar_of") is not None), None)
     if scalar_consumer is not None:         # a 0-d result: one thread computes it (see _build)
         (ax,) = s[scalar_consumer].op.axis

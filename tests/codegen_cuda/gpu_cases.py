@@ -6,7 +6,8 @@ check compiles every case's kernels for sm_90. ``scale`` grows the problems for 
 import numpy as np
 
 import te
-from nn.ops import gpu
+from nn.ops import cpu_matmul, gpu
+from te.target import Target
 
 RNG = np.random.default_rng(0)
 
@@ -122,8 +123,6 @@ def gemm_vthread(scale=1, M=32, K=16, N=32, num_thread=4, vthread=2, per_thread=
 def nn_dense_padded(scale=1, M=13, K=21, N=11):
     """nn's dense (x @ w^T + b) declared for the GPU and scheduled by schedule_auto: operands
     zero-padded to whole tiles, which are the shared stages; the bias added on the way out."""
-    from te.target import Target
-    from nn.ops import cpu_matmul
     x = te.placeholder((M * scale, K), name="x")
     w = te.placeholder((N, K), name="w")
     b = te.placeholder((N,), name="b")
