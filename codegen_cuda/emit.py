@@ -14,7 +14,7 @@ import re
 from te import dtypes
 from te.expr import (Add, And, Call, EQ, FloorDiv, FloorMod, GE, GT, IntImm, LE, LT, Max,
                      Mul, NE, Or, Sub)
-from schedule.analysis import loads_from, stores_to, thread_loops, uses
+from schedule.analysis import allocation_chain, loads_from, stores_to, thread_loops, uses
 from schedule.functor import post_order_visit
 from schedule.interp import alloc_size
 from schedule.ir import Allocate, Buffer, BufferLoad, BufferStore, ForKind, SeqStmt
@@ -47,9 +47,10 @@ class CudaCodegenError(ScheduleError):
 class Kernel:
     """One generated kernel: its name, parameters and launch dimensions (as host exprs)."""
 
-    def __init__(self, name, buffers, scalars, grid, block, shared_bytes):
+    def __init__(self, name, buffers, scalars, grid, block, shared_bytes, launch_bounds=None):
         self.name, self.buffers, self.scalars = name, buffers, scalars
         self.grid, self.block, self.shared_bytes = grid, block, shared_bytes
+        self.launch_bounds = launch_bounds      # (threads per block[, min blocks per SM])
 
 
 class _Names:
@@ -266,9 +267,9 @@ class CudaEmitter:
         self.block(s.body, indent + 1)
 
     def s_Allocate(self, s, indent):
-        chain, items = _allocation_chain(s)
+        chain, items = allocation_chain(s)
         shared = []
-        for buf in chain:
+        for buf in (a.buffer for a in chain):
             size = alloc_size(buf)
             if not isinstance(size, IntImm):
                 raise CudaCodegenError(
@@ -357,8 +358,6 @@ class CudaEmitter:
                                    f"{MAX_SHARED_BYTES // 1024} KB limit; use smaller tiles for "
                                    "the shared stages (smaller split factors for the loops they "
                                    "are computed at)")
-        self.lines[start:start] = ["@cuda.jit"]
-        self.lines.append("")
         dims = {}
         for kind in ("blockIdx", "threadIdx"):
             dims[kind] = [self.launch.get(f"{kind}.{a}", IntImm(1, "int32")) for a in "xyz"]
@@ -369,12 +368,17 @@ class CudaEmitter:
                                    f"{[str(d) for d in dims['threadIdx']]}), over the limit of "
                                    f"{MAX_THREADS}; use smaller thread splits (split the axes "
                                    "bound to threadIdx.* with smaller factors)")
+        bounds = _launch_bounds(loops, threads, computes)
+        # numba's simulator takes no launch bounds
+        self.lines[start:start] = [f"@cuda.jit(launch_bounds={bounds})"
+                                   if bounds and not simulator() else "@cuda.jit"]
+        self.lines.append("")
         grid = ", ".join(self.expr(d) for d in dims["blockIdx"])
         block = ", ".join(self.expr(d) for d in dims["threadIdx"])
         pad = "    " * host_indent
         self.host.append(f"{pad}_launch({name}, ({grid}), ({block}), {', '.join(params)})")
         self.kernels.append(Kernel(name, bufs, free, dims["blockIdx"], dims["threadIdx"],
-                                   self.shared_bytes))
+                                   self.shared_bytes, bounds))
 
     def host_stmt(self, s, indent):
         if isinstance(s, SeqStmt):
@@ -401,6 +405,30 @@ class CudaEmitter:
         return "\n".join(self.lines + self.host) + "\n"
 
 
+MIN_BLOCKS = "min_blocks_per_sm"
+
+
+def _launch_bounds(loops, threads, computes):
+    """CUDA's __launch_bounds__ of a kernel: its threads per block when constant (the register
+    allocator plans for no more), and the blocks per SM that a ``pragma(axis,
+    "min_blocks_per_sm", n)`` on one of its thread-bound loops asks for (registers capped so
+    that n blocks fit on an SM)."""
+    asked = [(loop, v) for loop in loops for k, v in loop.annotations if k == MIN_BLOCKS]
+    for loop, v in asked:
+        if not isinstance(v, int) or isinstance(v, bool) or v < 1:
+            raise CudaCodegenError(f"pragma {MIN_BLOCKS} on loop {loop.loop_var.name} (kernel "
+                                   f"computing {computes}) must be a positive int, got {v!r}")
+    if not isinstance(threads, IntImm):
+        if asked:
+            raise CudaCodegenError(f"pragma {MIN_BLOCKS} on loop {asked[0][0].loop_var.name} "
+                                   f"(kernel computing {computes}) needs a constant number of "
+                                   f"threads per block, not {threads}; bind constant splits")
+        return None
+    if asked:
+        return (threads.value, max(v for _, v in asked))
+    return (threads.value,)
+
+
 REGISTER_MAX = 256     # local buffers up to this size with constant indices become variables
 REGISTER_DTYPES = {"float32", "float64", "int32", "int64"}
 
@@ -423,24 +451,6 @@ def _registers(stmt):
             other.add(n.buffer)
     post_order_visit(stmt, visit)
     return local - other
-
-
-def _allocation_chain(stmt):
-    """(buffers, statements) of a chain of allocations: nested allocations that end a
-    statement sequence are hoisted to its top (their declarations are static in a kernel), so
-    that ``alloc A; fill A; alloc B; fill B; use`` is ``alloc A, B; fill A; fill B; use``."""
-    chain, items = [], []
-    while isinstance(stmt, Allocate):
-        chain.append(stmt.buffer)
-        stmt = stmt.body
-        seq = list(stmt.seq) if isinstance(stmt, SeqStmt) else [stmt]
-        if seq and isinstance(seq[-1], Allocate):
-            items.extend(seq[:-1])
-            stmt = seq[-1]
-        else:
-            items.extend(seq)
-            break
-    return chain, items
 
 
 def _truncdiv(a, b):

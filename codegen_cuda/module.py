@@ -142,7 +142,7 @@ def compile_ptx(mod: CudaModule, cc=(9, 0)) -> str:
         sig = [getattr(types, _scalar(b.dtype))[::1] for b in k.buffers]
         sig += [getattr(types, _scalar(v.dtype)) for v in k.scalars]
         py = mod._globals[k.name].py_func
-        ptx, _ = cuda.compile_ptx(py, tuple(sig), cc=cc)
+        ptx, _ = cuda.compile_ptx(py, tuple(sig), cc=cc, launch_bounds=k.launch_bounds)
         out.append(ptx)
     return "\n".join(out)
 

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from .functor import IRVisitor
-from .ir import ForKind
+from .ir import Allocate, ForKind, SeqStmt
 
 
 class _Uses(IRVisitor):
@@ -82,3 +82,21 @@ def _touches(node, buffers, method):
         self.generic_visit(n)
     type("_V", (IRVisitor,), {method: visit})().visit(node)
     return bool(hit)
+
+
+def allocation_chain(stmt):
+    """(allocations, statements) of a chain of allocations: nested allocations that end a
+    statement sequence are hoisted to its top (their declarations are static in a kernel), so
+    that ``alloc A; fill A; alloc B; fill B; use`` is ``alloc A, B; fill A; fill B; use``."""
+    chain, items = [], []
+    while isinstance(stmt, Allocate):
+        chain.append(stmt)
+        stmt = stmt.body
+        seq = list(stmt.seq) if isinstance(stmt, SeqStmt) else [stmt]
+        if seq and isinstance(seq[-1], Allocate):
+            items.extend(seq[:-1])
+            stmt = seq[-1]
+        else:
+            items.extend(seq)
+            break
+    return chain, items

@@ -305,7 +305,7 @@ class _Builder:
         for k in range(stage.op.num_outputs - 1, -1, -1):
             buf = self.stage_buffer(stage, k)
             if buf not in self.outputs:
-                stmt = Allocate(buf, stmt)
+                stmt = Allocate(buf, stmt, ("double_buffer",) if stage.double_buffered else ())
         return stmt
 
     # ------------------------------------------------------------------ whole function
@@ -316,6 +316,11 @@ class _Builder:
             if s.attach_type == "scope" and s.attach_stage.attach_type == "inline":
                 raise ScheduleError(f"compute_at: stage {s.name} is attached to "
                                     f"{s.attach_stage.name}, which is inlined")
+            if s.double_buffered and s.attach_type != "scope":
+                raise ScheduleError(f"double_buffer on stage {s.name}: the stage is not computed "
+                                    "at a loop; attach it to the loop whose iterations should "
+                                    "overlap, e.g. s[AA].compute_at(s[CL], ko) for the outer "
+                                    "reduction loop ko")
         stmt = None
         for stage in reversed(roots):
             stmt = self._with_alloc(stage, seq(self.stage_nest(stage), stmt))

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from te.functor import ExprMutator, ExprVisitor
 
-from .ir import Stmt
+from .ir import BufferLoad, BufferStore, Stmt
 
 
 class IRVisitor(ExprVisitor):
@@ -40,3 +40,26 @@ def post_order_visit(node, fn):
             fn(n)
             return super().visit(n)
     _V().visit(node)
+
+
+class _Redirect(IRMutator):
+    def __init__(self, old, new, offset):
+        self.old, self.new, self.offset = old, new, offset
+
+    def visit_BufferLoad(self, node):
+        node = self.generic_visit(node)
+        if node.buffer is not self.old:
+            return node
+        return BufferLoad(self.new, (self.offset + node.indices[0],), node.dtype)
+
+    def visit_BufferStore(self, node):
+        node = self.generic_visit(node)
+        if node.buffer is not self.old:
+            return node
+        return BufferStore(self.new, node.value, (self.offset + node.indices[0],))
+
+
+def redirect(node, old, new, offset):
+    """``node`` with every (flat) access of buffer ``old`` moved to ``new`` at ``offset`` +
+    the index: a buffer expanded into a bigger one (virtual-thread copies, double buffers)."""
+    return _Redirect(old, new, offset).visit(node)

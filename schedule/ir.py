@@ -101,6 +101,7 @@ class BufferStore(Stmt):
 class Allocate(Stmt):
     buffer: Buffer
     body: Stmt
+    annotations: tuple = ()     # ("double_buffer",): see passes/inject_double_buffer.py
 
 
 @NODE

@@ -16,6 +16,7 @@ from . import config
 from .bound import infer_bound
 from .build_loops import schedule_ops
 from .inline import inline_bodies
+from .passes.inject_double_buffer import inject_double_buffer
 from .passes.inject_virtual_thread import inject_virtual_thread
 from .passes.loop_partition import loop_partition
 from .passes.simplify import simplify_stmt
@@ -42,6 +43,7 @@ GPU_PASSES = (
     storage_flatten,
     inject_virtual_thread,
     loop_partition,
+    inject_double_buffer,   # after the partition: its `ko + 1 < end` guard stays in the loop
     unroll_loops,
     simplify_stmt,
 )

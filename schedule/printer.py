@@ -131,6 +131,7 @@ def _stmt_lines(s, indent, out):
         b = s.buffer
         shape = ", ".join(expr_str(x) for x in b.shape)
         extra = "" if not b.strides else f", strides=[{', '.join(expr_str(x) for x in b.strides)}]"
+        extra += "".join(f", {a}" for a in s.annotations)
         out.append(f'{pad}{b.name} = allocate([{shape}], "{b.dtype}", "{b.scope}"{extra})')
         _stmt_lines(s.body, indent, out)
     elif isinstance(s, IfThenElse):

@@ -65,6 +65,7 @@ class Stage:
         self.store_predicate = None
         self.align = {}                 # root axis index -> (factor, offset)
         self.is_output = False
+        self.double_buffered = False
 
     @property
     def name(self):
@@ -301,6 +302,14 @@ class Stage:
     def set_scope(self, scope):
         """Store this stage's buffer in ``scope`` ("global", "shared", "local")."""
         self.scope = scope
+
+    def double_buffer(self):
+        """Give this stage's buffer two halves, so that in a GPU kernel the next iteration of
+        the loop it is computed at loads its data while this iteration computes on the other
+        half (one barrier per iteration; see schedule/passes/inject_double_buffer.py).
+        CPU builds ignore it."""
+        self._need_compute("double_buffer")
+        self.double_buffered = True
 
     def set_store_predicate(self, predicate):
         """Only store results where ``predicate`` holds."""

@@ -31,6 +31,7 @@ sys.path.insert(0, os.path.join(ROOT, "tests", "codegen_cuda"))
 
 import te  # noqa: E402
 import gpu_cases  # noqa: E402
+from nn.ops import gpu  # noqa: E402
 
 
 def versions():
@@ -116,8 +117,9 @@ def check_cases(small):
 
 def bench_gemm(size, vend, small):
     from numba import cuda
-    cfg = dict(num_thread=16, vthread=2, per_thread=4, step=16) if not small else \
-        dict(num_thread=4, vthread=2, per_thread=2, step=4)
+    cfg = dict(gpu.MATMUL_LARGE) if not small else \
+        dict(num_thread=4, vthread=2, per_thread=2, step=4, double_buffer=True)
+    print(f"  schedule_matmul{cfg}")
     s, args, _, _, _ = gpu_cases.gemm_vthread(M=size, K=size, N=size, **cfg)
     t0 = time.perf_counter()
     mod = te.build(s, args, target="cuda")
@@ -187,7 +189,7 @@ def bench_nn_linear(vend, small):
     """nn's Linear forward on the GPU (nn.ops.gpu.build: the padded, tiled product with the
     bias added on the way out) against torch.nn.functional.linear."""
     from numba import cuda
-    from nn.ops import cpu_matmul, gpu
+    from nn.ops import cpu_matmul
     M, K, N = (16, 24, 20) if small else (4096, 4096, 4096)
     t0 = time.perf_counter()
     f = gpu.build(cpu_matmul.dense, [(M, K), (N, K), (N,)])
@@ -212,6 +214,53 @@ def bench_nn_linear(vend, small):
         print(f"  ratio nn / torch = {t_v / t_ours:.3f}")
 
 
+def bench_nn_conv(vend, small):
+    """nn's Conv2d forward and its two gradients on the GPU (implicit GEMMs: the input's
+    patches gathered into shared tiles) against torch on a ResNet layer (cuDNN)."""
+    from numba import cuda
+    from nn.ops import conv
+    N, C, H, F = (2, 3, 6, 4) if small else (32, 64, 56, 64)
+    shapes = [(N, C, H, H), (F, C, 3, 3)]
+    rng = np.random.default_rng(3)
+    x, w = (rng.standard_normal(s, dtype=np.float32) for s in shapes)
+    g = rng.standard_normal((N, F, H, H), dtype=np.float32)
+    dx, dw, dg = cuda.to_device(x), cuda.to_device(w), cuda.to_device(g)
+    pad = (1, 1, 1, 1)
+    t0 = time.perf_counter()
+    fwd = gpu.build(conv.conv2d, shapes, padding=pad)
+    gin = gpu.build(conv.conv2d_grad_input, [(N, F, H, H), (F, C, 3, 3)], in_size=(H, H),
+                    padding=pad)
+    gwt = gpu.build(conv.conv2d_grad_weight, [(N, C, H, H), (N, F, H, H)],
+                    kernel_size=(3, 3), padding=pad)
+    out = fwd(dx, dw)
+    cuda.synchronize()
+    print(f"  compile (3 kernels) + first run {time.perf_counter() - t0:.1f} s")
+    from te.testing import conv2d_nchw_python
+    np.testing.assert_allclose(out.copy_to_host()[:1], conv2d_nchw_python(x[:1], w, 1, 1),
+                               rtol=1e-3, atol=1e-2)
+    flops = 2.0 * N * F * C * 9 * H * H
+    runs = [("forward", lambda: fwd(dx, dw)), ("grad input", lambda: gin(dg, dw)),
+            ("grad weight", lambda: gwt(dx, dg))]
+    ours = {name: timeit(fn, cuda.synchronize, repeat=5 if not small else 1)
+            for name, fn in runs}
+    torch_runs = {}
+    if vend is not None and vend[0] == "torch":
+        import torch
+        torch.backends.cudnn.allow_tf32 = False
+        tx, tw, tg = (torch.from_numpy(a).cuda() for a in (x, w, g))
+        cg = torch.nn.grad
+        torch_runs = {"forward": lambda: torch.nn.functional.conv2d(tx, tw, padding=1),
+                      "grad input": lambda: cg.conv2d_input(tx.shape, tw, tg, padding=1),
+                      "grad weight": lambda: cg.conv2d_weight(tx, tw.shape, tg, padding=1)}
+    for name, t in ours.items():
+        line = f"  nn conv2d {name} {N}x{C}x{H}x{H} -> {F}: {t * 1e3:8.3f} ms " \
+               f"{flops / t / 1e9:8.1f} GFLOP/s"
+        if name in torch_runs:
+            t_v = timeit(torch_runs[name], torch.cuda.synchronize)
+            line += f"   torch (cuDNN, TF32 off) {t_v * 1e3:8.3f} ms   ratio {t_v / t:.3f}"
+        print(line, flush=True)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--small", action="store_true", help="tiny sizes (simulator dry run)")
@@ -222,7 +271,8 @@ def main():
     vend = None if args.small else vendor()
     sections = [("GEMM", lambda: bench_gemm(32 if args.small else args.gemm, vend, args.small)),
                 ("conv2d (TVM GPU tutorial problem)", lambda: bench_conv(vend, args.small)),
-                ("nn Linear forward", lambda: bench_nn_linear(vend, args.small))]
+                ("nn Linear forward", lambda: bench_nn_linear(vend, args.small)),
+                ("nn Conv2d forward and gradients", lambda: bench_nn_conv(vend, args.small))]
     if not args.skip_cases:
         sections.insert(0, ("correctness of every GPU test kernel", lambda: check_cases(args.small)))
     for title, fn in sections:

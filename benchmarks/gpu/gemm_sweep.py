@@ -38,6 +38,16 @@ def main(size=4096):
                ("gemm_shared_local", dict(tile=16, step=8, reg=4)),
                ("gemm_vthread", dict(num_thread=16, vthread=2, per_thread=4, step=8)),
                ("gemm_vthread", dict(num_thread=16, vthread=2, per_thread=4, step=16)),
+               ("gemm_vthread", dict(num_thread=16, vthread=2, per_thread=4, step=16,
+                                     min_blocks=2)),
+               ("gemm_vthread", dict(num_thread=16, vthread=2, per_thread=4, step=8,
+                                     double_buffer=True, min_blocks=2)),
+               ("gemm_vthread", dict(num_thread=16, vthread=2, per_thread=4, step=8,
+                                     double_buffer=True)),
+               ("gemm_vthread", dict(num_thread=16, vthread=2, per_thread=4, step=16,
+                                     double_buffer=True)),
+               ("gemm_vthread", dict(num_thread=8, vthread=2, per_thread=4, step=8,
+                                     double_buffer=True, min_blocks=3)),
                ("gemm_vthread", dict(num_thread=16, vthread=4, per_thread=2, step=8)),
                ("gemm_vthread", dict(num_thread=8, vthread=2, per_thread=8, step=8))]
     for name, cfg in configs:

@@ -23,8 +23,10 @@ from __future__ import annotations
 import te
 
 from .cpu import schedule_injective
-from .cpu_conv import conv2d_nchw, schedule_conv2d_nchw
-from .cpu_util import const_shape, pad_to, padded_load, vector_lanes
+from te.target import Target
+
+from .cpu_conv import conv2d_nchw, patch_value, schedule_conv2d_nchw
+from .cpu_util import const_shape, pad_to, padded_load, vector_lanes, zero_outside
 
 __all__ = ["conv2d", "schedule_conv2d", "conv2d_grad_input", "schedule_conv2d_grad_input",
            "grad_input_phase", "conv2d_grad_input_phase", "interleave_phases", "zeros",
@@ -191,6 +193,10 @@ def conv2d_grad_weight(data, grad, kernel_size=(1, 1), stride=(1, 1), padding=(0
     N, C, H, W = const_shape(data, "conv2d_grad_weight")
     _, F, OH, OW = const_shape(grad, "conv2d_grad_weight")
     KH, KW = kernel_size
+    target = Target.current()
+    if groups == 1 and target is not None and target.kind.name == "cuda":
+        return _grad_weight_implicit_gemm(data, grad, (N, C, H, W, F, KH, KW, OH, OW), stride,
+                                          dilation, padding)
     (sh, sw), (dh, dw), (pt, pl, _, _) = stride, dilation, padding
     CG, FG = C // groups, F // groups
     lanes = vector_lanes(data.dtype)
@@ -227,6 +233,38 @@ def conv2d_grad_weight(data, grad, kernel_size=(1, 1), stride=(1, 1), padding=(0
     lane = te.reduce_axis((0, lanes), name="lane")
     return te.compute((F, CG, KH, KW),
                       lambda f, c, ky, kx: te.sum(acc[f, c, ky, kx, lane], axis=lane),
+                      name="conv2d_grad_weight", tag="conv2d_grad_weight")
+
+
+def _grad_weight_implicit_gemm(data, grad, sizes, stride, dilation, padding):
+    """The kernel gradient declared for the GPU: one product over all output positions for
+    ``nn.ops.gpu.schedule_matmul`` (as the forward convolution, ``cpu_conv``):
+
+        gk[f, p]  = grad[n, f, y, x]                          p = (n, y, x) flattened
+        xk[p, k]  = the input that tap k = (c, ry, rx) meets at p  (``patch_value``)
+        acc[f, k] = sum_p gk[f, p] * xk[p, k]
+        out[f, c, ry, rx] = acc[f, (c * KH + ry) * KW + rx]
+
+    both operands zero-padded to whole tiles, which are the shared-memory tiles."""
+    from .gpu import matmul_block, matmul_config
+    N, C, _, _, F, KH, KW, OH, OW = sizes
+    K, P, Q = C * KH * KW, N * OH * OW, OH * OW
+    cfg = {knob: v for knob, v in matmul_config(F, K, P).items() if knob != "min_blocks"}
+    block = matmul_block(cfg)
+    Fp, Kp, Pp = pad_to(F, block), pad_to(K, block), pad_to(P, cfg["step"])
+
+    def fg(f, p):
+        q = p % Q
+        return zero_outside(grad, (p // Q, f, q // OW, q % OW), ((0, N), (0, F), None, None))
+    gk = te.compute((Fp, Pp), fg, name="conv2d_grad_weight.grad_tiles", tag="gpu_matmul_pad")
+    xk = te.compute((Pp, Kp), lambda p, k: patch_value(data, sizes, stride, dilation, padding,
+                                                       k, p),
+                    name="conv2d_grad_weight.patch_tiles", tag="gpu_matmul_pad")
+    r = te.reduce_axis((0, Pp), name="p")
+    acc = te.compute((Fp, Kp), lambda f, k: te.sum(gk[f, r] * xk[r, k], axis=r),
+                     name="conv2d_grad_weight.acc", tag="gpu_matmul_acc",
+                     attrs={"config": cfg})
+    return te.compute((F, C, KH, KW), lambda f, c, ry, rx: acc[f, (c * KH + ry) * KW + rx],
                       name="conv2d_grad_weight", tag="conv2d_grad_weight")
 
 

@@ -30,6 +30,9 @@ tile) use a second layout that wastes no columns, with the output channels as ve
 
 The columns are a register-blocked loop (7 columns x 2 channel vectors), so 56-wide rows are
 no longer padded to 64 (12.5% of the multiply-adds were wasted).
+
+Declared for the GPU (under ``Target("cuda")``), a dense convolution is an implicit GEMM for
+``nn.ops.gpu.schedule_matmul`` (``_conv2d_implicit_gemm``).
 """
 from __future__ import annotations
 
@@ -38,7 +41,7 @@ import te
 from te.target import Target
 
 from . import cpu_winograd
-from .cpu_util import conv_output, const_shape, pad_to, padded_load, vector_lanes
+from .cpu_util import conv_output, const_shape, pad_to, padded_load, vector_lanes, zero_outside
 
 # below this many input channels the packed convolution's short reduction does not pay for
 # its copy-out: 3 -> 64 channels at 224x224 ran 1.9x slower than the column-tiled one
@@ -131,6 +134,9 @@ def conv2d_nchw(data, kernel, stride=1, padding=0, dilation=1, groups=1, tile=No
         algorithm = "winograd" if tile else None
     if algorithm == "winograd":
         return cpu_winograd.conv2d_winograd(data, kernel, (pt, pl, pb, pr), name, bias, tile)
+    if tile is None and groups == 1 and not on_cpu:
+        return _conv2d_implicit_gemm(data, kernel, (N, C, H, W, F, KH, KW, OH, OW), (sh, sw),
+                                     (dh, dw), (pt, pl, pb, pr), name, bias)
     if tile is None and groups == 1 and C >= PACKED_MIN_CHANNELS:
         return _conv2d_packed(data, kernel, (N, C, H, W, F, KH, KW, OH, OW), (sh, sw),
                               (dh, dw), (pt, pl, pb, pr), name, bias)
@@ -157,6 +163,55 @@ def conv2d_nchw(data, kernel, stride=1, padding=0, dilation=1, groups=1, tile=No
     acc = te.compute((N, Fp, OHp, OWp), facc, name=f"{name}.acc", tag="conv2d_acc",
                      attrs={"tile": (fo, ty, cols), "private_input": CG == 1 and FG <= fo})
     return conv_output(acc, (N, F, OH, OW), lambda n, f, y, x: acc[n, f, y, x], bias, name)
+
+
+def patch_value(data, sizes, stride, dilation, padding, k, p):
+    """The input value that tap ``k = (c, ry, rx)`` of the kernel meets at output position
+    ``p = (n, y, x)`` (both flattened): ``data[n, c, y*sh + ry*dh - top, x*sw + rx*dw -
+    left]``, zero in the padding and past the last image or channel (im2col, gathered)."""
+    N, C, H, W, _, KH, KW, OH, OW = sizes
+    (sh, sw), (dh, dw), (pt, pl, _, _) = stride, dilation, padding
+    t, q = k % (KH * KW), p % (OH * OW)
+    h = q // OW * sh + t // KW * dh
+    w = q % OW * sw + t % KW * dw
+    return zero_outside(data, (p // (OH * OW), k // (KH * KW), h, w),
+                        ((0, N), (0, C), (pt, H + pt), (pl, W + pl)))
+
+
+def _conv2d_implicit_gemm(data, kernel, sizes, stride, dilation, padding, name, bias):
+    """The convolution as one matrix product over all images, for
+    ``nn.ops.gpu.schedule_matmul`` (an implicit GEMM):
+
+        wk[f, k]   = kernel[f, c, ry, rx]                      k = (c, ry, rx) flattened
+        xk[k, p]   = data[n, c, y*sh + ry*dh - top, x*sw + rx*dw - left]   p = (n, y, x)
+        acc[f, p]  = sum_k wk[f, k] * xk[k, p]
+        out[n, f, y, x] = acc[f, (n * OH + y) * OW + x] (+ bias[f])
+
+    ``wk`` and ``xk`` are zero-padded to whole tiles (``gpu.matmul_config``) and become the
+    shared-memory tiles: the input's patches (im2col) are gathered while the tiles fill and
+    never stored."""
+    from .gpu import matmul_block, matmul_config
+    N, C, H, W, F, KH, KW, OH, OW = sizes
+    taps, K, P = KH * KW, C * KH * KW, N * OH * OW
+    # no register cap: the gathers' addressing takes 181 registers at 128 x 128 tiles (sm_90,
+    # ptxas 13.0), and capped at 128 for two blocks per SM the loop spilled
+    cfg = {knob: v for knob, v in matmul_config(F, P, K).items() if knob != "min_blocks"}
+    block = matmul_block(cfg)
+    Fp, Pp, Kp = pad_to(F, block), pad_to(P, block), pad_to(K, cfg["step"])
+
+    def fw(f, k):
+        t = k % taps
+        return zero_outside(kernel, (f, k // taps, t // KW, t % KW), ((0, F), (0, C), None, None))
+    wk = te.compute((Fp, Kp), fw, name=f"{name}.weight_tiles", tag="gpu_matmul_pad")
+
+    xk = te.compute((Kp, Pp), lambda k, p: patch_value(data, sizes, stride, dilation, padding,
+                                                       k, p),
+                    name=f"{name}.patch_tiles", tag="gpu_matmul_pad")
+    k = te.reduce_axis((0, Kp), name="k")
+    acc = te.compute((Fp, Pp), lambda f, p: te.sum(wk[f, k] * xk[k, p], axis=k),
+                     name=f"{name}.acc", tag="gpu_matmul_acc", attrs={"config": cfg})
+    return conv_output(acc, (N, F, OH, OW),
+                       lambda n, f, y, x: acc[f, (n * OH + y) * OW + x], bias, name)
 
 
 def packed_tile(out_channels, out_width, lanes=16):

@@ -8,14 +8,15 @@ thread, and the repeated innermost statements give the GPU independent work to o
 """
 from __future__ import annotations
 
+from dataclasses import replace
+
 from te.expr import IntImm, const
 from te.functor import free_vars
 
 from ..analysis import uses
-from ..functor import IRMutator, IRVisitor, substitute
+from ..functor import IRMutator, IRVisitor, redirect, substitute
 from ..interp import alloc_size
-from ..ir import (Allocate, Buffer, BufferLoad, BufferStore, For, ForKind, IfThenElse, LetStmt,
-                  SeqStmt, seq)
+from ..ir import Allocate, Buffer, For, ForKind, IfThenElse, LetStmt, SeqStmt, seq
 
 
 def _depends(node, var) -> bool:
@@ -60,25 +61,6 @@ def var_in(expr, var) -> bool:
     return var in free_vars(expr)
 
 
-class _Expand(IRMutator):
-    """Redirect accesses of ``old`` to the expanded ``new``, at ``var * size`` + index."""
-
-    def __init__(self, old, new, var, size):
-        self.old, self.new, self.offset = old, new, var * size
-
-    def visit_BufferLoad(self, node):
-        node = self.generic_visit(node)
-        if node.buffer is not self.old:
-            return node
-        return BufferLoad(self.new, (self.offset + node.indices[0],), node.dtype)
-
-    def visit_BufferStore(self, node):
-        node = self.generic_visit(node)
-        if node.buffer is not self.old:
-            return node
-        return BufferStore(self.new, node.value, (self.offset + node.indices[0],))
-
-
 def _interleave(s, var, n, per_thread):
     if not _depends(s, var):
         return s
@@ -86,14 +68,14 @@ def _interleave(s, var, n, per_thread):
         return seq(*[_interleave(c, var, n, per_thread) for c in s.seq])
     if isinstance(s, Allocate):
         if s.buffer not in per_thread:
-            return Allocate(s.buffer, _interleave(s.body, var, n, per_thread))
+            return replace(s, body=_interleave(s.body, var, n, per_thread))
         size = alloc_size(s.buffer)
         if not isinstance(size, IntImm):
             return _replicate(s, var, n)
         buf = s.buffer
         new = Buffer(buf.name, (const(size.value * n),), buf.dtype, buf.scope)
-        body = _Expand(buf, new, var, size.value).visit(s.body)
-        return Allocate(new, _interleave(body, var, n, per_thread))
+        body = redirect(s.body, buf, new, var * size.value)
+        return replace(s, buffer=new, body=_interleave(body, var, n, per_thread))
     if isinstance(s, For) and not (var_in(s.min, var) or var_in(s.extent, var)):
         return For(s.loop_var, s.min, s.extent, s.kind, _interleave(s.body, var, n, per_thread),
                    s.thread_tag, s.annotations)

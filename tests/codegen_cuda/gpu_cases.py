@@ -6,8 +6,9 @@ check compiles every case's kernels for sm_90. ``scale`` grows the problems for 
 import numpy as np
 
 import te
-from nn.ops import cpu_matmul, gpu
+from nn.ops import conv, cpu_matmul, gpu
 from te.target import Target
+from te.testing import conv2d_nchw_python
 
 RNG = np.random.default_rng(0)
 
@@ -108,16 +109,26 @@ def gemm_shared_local(scale=1, M=64, K=48, N=64, tile=16, step=8, reg=2):
         lambda a, b: a @ b
 
 
-def gemm_vthread(scale=1, M=32, K=16, N=32, num_thread=4, vthread=2, per_thread=2, step=4):
+def gemm_vthread(scale=1, M=32, K=16, N=32, num_thread=4, vthread=2, per_thread=2, step=4,
+                 **knobs):
     """GEMM with nn.ops.gpu.schedule_matmul: shared/local staging and virtual threads."""
     k = te.reduce_axis((0, K), "k")
     A = te.placeholder((M, K), name="A")
     B = te.placeholder((K, N), name="B")
     C = te.compute((M, N), lambda i, j: te.sum(A[i, k] * B[k, j], axis=k), name="C")
     s = gpu.schedule_matmul(C, num_thread=num_thread, vthread=vthread, per_thread=per_thread,
-                            step=step)
+                            step=step, **knobs)
     return s, [A, B, C], [_rand(M, K), _rand(K, N)], [np.empty((M, N), "float32")], \
         lambda a, b: a @ b
+
+
+def gemm_double_buffer(scale=1, M=16, K=22, N=24, num_thread=2, vthread=2, per_thread=2, step=4,
+                       **knobs):
+    """GEMM whose shared tiles are double-buffered (the next k step staged through registers,
+    one barrier per step) and whose kernel asks for two blocks per SM; a partial last k step
+    (whole output tiles: NVVM vectorizes the shared loads only where no guard splits them)."""
+    return gemm_vthread(scale, M * scale, K, N * scale, num_thread, vthread, per_thread, step,
+                        double_buffer=True, min_blocks=2, **knobs)
 
 
 def nn_dense_padded(scale=1, M=13, K=21, N=11):
@@ -131,6 +142,24 @@ def nn_dense_padded(scale=1, M=13, K=21, N=11):
     s = gpu.schedule_auto([C])
     return s, [x, w, b, C], [_rand(M * scale, K), _rand(N, K), _rand(N)], \
         [np.empty((M * scale, N), "float32")], lambda x, w, b: x @ w.T + b
+
+
+def nn_conv2d_implicit_gemm(scale=1, N=2, C=3, H=7, W=6, F=5):
+    """nn's convolution declared for the GPU (an implicit GEMM: the input's patches gathered
+    into the shared tiles) with a bias, strided, padded and dilated, by schedule_auto."""
+    x = te.placeholder((N * scale, C, H, W), name="x")
+    w = te.placeholder((F, C, 3, 2), name="w")
+    b = te.placeholder((F,), name="b")
+    geometry = dict(stride=(2, 1), padding=(1, 0, 2, 1), dilation=(1, 2))
+    with Target("cuda"):
+        y = conv.conv2d(x, w, b, **geometry)
+    s = gpu.schedule_auto([y])
+
+    def ref(x, w, b):
+        return conv2d_nchw_python(x, w, geometry["stride"], geometry["padding"],
+                                  geometry["dilation"], bias=b)
+    return s, [x, w, b, y], [_rand(N * scale, C, H, W), _rand(F, C, 3, 2), _rand(F)], \
+        [np.empty(tuple(d.value for d in y.shape), "float32")], ref
 
 
 def softmax_rows(scale=1, rows=5, cols=40):
@@ -222,5 +251,6 @@ def conv2d_hwcn(scale=1, batch=8, in_channel=4, out_channel=8, in_size=3, kernel
 
 
 CASES = [vector_add, fused_elementwise_2d, int_and_half, row_sum_cross_thread, nn_dense_padded,
-         max_reduce_per_thread, gemm_shared_local, gemm_vthread, softmax_rows,
+         max_reduce_per_thread, gemm_shared_local, gemm_vthread, gemm_double_buffer,
+         nn_conv2d_implicit_gemm, softmax_rows,
          default_schedules, default_injective, conv2d_hwcn]

@@ -129,3 +129,23 @@ def test_unrolled_local_buffers_become_variables():
     mod = te.build(s, args, target="cuda")
     assert "C_local = cuda.local.array(16, f32)" in mod.get_source()
     _check(mod, ins, outs, ref)
+
+
+def test_double_buffer_meets_one_barrier_per_k_step():
+    """Double-buffered tiles: the k loop's body loads the next step into register variables,
+    computes, stores them into the other half and meets one barrier; the kernel asks for two
+    blocks per SM. With a thread's share too large for registers the other half is filled
+    directly. Both agree with numpy at sizes no tile divides."""
+    s, args, ins, outs, ref = gpu_cases.gemm_double_buffer(M=13, K=22, N=11)
+    mod = te.build(s, args, target="cuda")
+    src = mod.get_source()
+    loop = src[src.index("for k_outer"):src.index("cuda.syncthreads()", src.index("for k_outer"))]
+    assert "A_shared_next_0 = A[" in loop and "= A_shared_next_0" in loop
+    assert "cuda.local.array" not in src and mod.kernels[0].launch_bounds == (4, 2)
+    _check(mod, ins, outs, ref)
+    s, args, ins, outs, ref = gpu_cases.gemm_vthread(M=13, K=22, N=11, num_thread=1, vthread=1,
+                                                     per_thread=8, step=12, unroll=False,
+                                                     double_buffer=True)
+    mod = te.build(s, args, target="cuda")
+    assert "_next" not in mod.get_source()
+    _check(mod, ins, outs, ref)

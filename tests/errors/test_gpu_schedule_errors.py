@@ -29,7 +29,8 @@ def test_a_row_sum_is_not_a_product():
         gpu.schedule_matmul(S)
 
 
-@pytest.mark.parametrize("knob,value", [("num_thread", 0), ("step", 2.5), ("vthread", True)])
+@pytest.mark.parametrize("knob,value", [("num_thread", 0), ("step", 2.5), ("vthread", True),
+                                        ("min_blocks", 0)])
 def test_bad_knob(knob, value):
     *_, C = _product()
     with pytest.raises(ValueError, match=rf"schedule_matmul: {knob} must be a positive int, "

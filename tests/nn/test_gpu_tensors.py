@@ -128,3 +128,31 @@ def test_linear_kernel_is_the_tiled_product():
     from numba import cuda
     out = f(*(cuda.to_device(a) for a in (x, w, b))).copy_to_host()
     np.testing.assert_allclose(out, x @ w.T + b, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("geometry", [dict(padding=1), dict(stride=2, padding=(2, 0),
+                                                             dilation=(1, 2))])
+def test_convolution_as_implicit_gemm(geometry):
+    """Dense convolutions on cuda tensors run as one tiled product per image (the input's
+    patches gathered into the shared tiles): the forward value, the input gradient (itself a
+    convolution) and the kernel and bias gradients agree with the CPU."""
+    def loss(x, w, b):
+        y = nn.functional.conv2d(x, w, b, **geometry)
+        return (y * y).sum()
+    same_on_both(loss, RNG.standard_normal((2, 3, 7, 6)).astype("float32"),
+                 RNG.standard_normal((5, 3, 3, 2)).astype("float32"),
+                 RNG.standard_normal((5,)).astype("float32"), rtol=1e-4)
+
+
+def test_convolution_kernel_is_the_tiled_product():
+    from nn.ops import conv, gpu
+    f = gpu.build(conv.conv2d, [(2, 3, 6, 5), (4, 3, 3, 3), (4,)], padding=(1, 1, 1, 1))
+    src = f.module.get_source()
+    assert "patch_tiles = cuda.shared.array" in src and "weight_tiles = cuda.shared.array" in src
+    x, w, b = (RNG.standard_normal(s).astype("float32") for s in ((2, 3, 6, 5), (4, 3, 3, 3),
+                                                                  (4,)))
+    from numba import cuda
+    from te.testing import conv2d_nchw_python
+    out = f(*(cuda.to_device(a) for a in (x, w, b))).copy_to_host()
+    ref = conv2d_nchw_python(x, w, 1, 1) + b[:, None, None]
+    np.testing.assert_allclose(out, ref, rtol=1e-4, atol=1e-5)

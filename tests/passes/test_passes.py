@@ -118,3 +118,40 @@ def test_div_mod_of_a_split_sum_against_numpy(f):
     out = np.empty((4, 16, 8), C.dtype)
     te.build(te.create_schedule(C.op), [C])(out)
     np.testing.assert_array_equal(out, f(*np.indices((4, 16, 8))))
+
+
+def _double_buffered_gemm(num_thread, step=4, K=22):
+    from nn.ops import gpu
+    A = te.placeholder((16, K), name="A")
+    B = te.placeholder((K, 16), name="B")
+    k = te.reduce_axis((0, K), name="k")
+    C = te.compute((16, 16), lambda i, j: te.sum(A[i, k] * B[k, j], axis=k), name="C")
+    s = gpu.schedule_matmul(C, num_thread=num_thread, vthread=2, per_thread=8 // num_thread // 2
+                            or 1, step=step, double_buffer=True)
+    return te.lower(s, [A, B, C], target="cuda")
+
+
+def test_double_buffer_stages_the_next_tile_through_registers():
+    """Each shared tile gets two halves; the loop loads the next k step's share of each thread
+    into registers, computes on the current half, stores the registers into the other half
+    and meets one barrier; the first step is filled before the loop."""
+    text = str(_double_buffered_gemm(num_thread=2, K=20))
+    loop = text[text.index("for k_outer"):]
+    before = text[:text.index("for k_outer")]
+    assert 'A.shared = allocate([64], "float32", "shared")' in before   # 2 x 8 x 4
+    assert 'A.shared.next = allocate([8], "float32", "local")' in before
+    assert before.count("tvm_storage_sync()") == 1
+    assert loop.count("tvm_storage_sync()") == 1
+    assert loop.index("A.shared.next[0] = A[") < loop.index("A.shared.local[0] = A.shared[") \
+        < loop.index("= A.shared.next[0]") < loop.index("tvm_storage_sync()")
+    assert "A.shared[k_outer % 2 * 32 +" in loop and "A.shared[(k_outer + 1) % 2 * 32 +" in loop
+
+
+def test_double_buffer_fills_directly_when_a_thread_share_is_large():
+    """A thread's share of the fill over STAGE_MAX elements: no registers, the other half is
+    filled at the top of the iteration, still one barrier per step."""
+    from schedule.passes.inject_double_buffer import STAGE_MAX
+    text = str(_double_buffered_gemm(num_thread=1, step=16, K=48))
+    loop = text[text.index("for k_outer"):]
+    assert 8 * 16 > STAGE_MAX and ".next" not in text and loop.count("tvm_storage_sync()") == 1
+    assert loop.index("A.shared[(k_outer + 1) % 2 * ") < loop.index("tvm_storage_sync()")

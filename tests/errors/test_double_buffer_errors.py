@@ -1,0 +1,85 @@
+"""double_buffer and the min_blocks_per_sm pragma refuse what they cannot do, naming the stage,
+loop or value and saying what to do instead."""
+import pytest
+
+import te
+from codegen_cuda import CudaCodegenError
+from te import ScheduleError
+
+
+def _tiled(attach="ko"):
+    """C = A @ B with A staged through shared memory at loop ``attach`` of C."""
+    A = te.placeholder((8, 8), name="A")
+    B = te.placeholder((8, 8), name="B")
+    k = te.reduce_axis((0, 8), name="k")
+    C = te.compute((8, 8), lambda i, j: te.sum(A[i, k] * B[k, j], axis=k), name="C")
+    s = te.create_schedule(C.op)
+    AA = s.cache_read(A, "shared", [C])
+    i, j = s[C].op.axis
+    bx, tx = s[C].split(i, factor=4)
+    s[C].bind(bx, te.thread_axis("blockIdx.x"))
+    s[C].bind(tx, te.thread_axis("threadIdx.x"))
+    ko, ki = s[C].split(s[C].op.reduce_axis[0], factor=4)
+    s[C].reorder(bx, tx, ko, j, ki)
+    if attach is not None:
+        s[AA].compute_at(s[C], ko if attach == "ko" else tx)
+    return s, (A, B, C), AA, bx
+
+
+def test_placeholder_has_no_buffer_to_double():
+    s, (A, _, _), _, _ = _tiled()
+    with pytest.raises(ScheduleError, match=r"double_buffer: stage A is a placeholder"):
+        s[A].double_buffer()
+
+
+def test_stage_not_computed_at_a_loop():
+    s, args, AA, _ = _tiled(attach=None)
+    s[AA].double_buffer()
+    with pytest.raises(ScheduleError, match=r"double_buffer on stage A.shared: the stage is not "
+                                            r"computed at a loop; attach it to the loop whose "
+                                            r"iterations should overlap"):
+        te.lower(s, list(args), target="cuda")
+
+
+def test_stage_computed_at_a_thread_loop():
+    s, args, AA, _ = _tiled(attach="tx")
+    s[AA].double_buffer()
+    with pytest.raises(ScheduleError, match=r"double_buffer on stage A.shared: it is computed "
+                                            r"at loop \w+, which is threadIdx.x; compute it at a "
+                                            r"serial loop"):
+        te.lower(s, list(args), target="cuda")
+
+
+def test_fill_that_reads_what_the_loop_writes():
+    s, args, AA, _ = _tiled()
+    AL = s.cache_read(AA, "local", [args[2]])
+    s[AL].compute_at(s[args[2]], s[args[2]].leaf_iter_vars[2])    # ko, after AA's fill
+    s[AL].double_buffer()
+    with pytest.raises(ScheduleError, match=r"double_buffer on stage A.shared.local: its fill "
+                                            r"must read only data that loop \w+ does not write"):
+        te.lower(s, list(args), target="cuda")
+
+
+@pytest.mark.parametrize("value", [0, "2", 1.5])
+def test_min_blocks_pragma_value(value):
+    s, args, _, bx = _tiled()
+    s[args[2]].pragma(bx, "min_blocks_per_sm", value)
+    with pytest.raises(CudaCodegenError, match=rf"pragma min_blocks_per_sm on loop \w+ \(kernel "
+                                               rf"computing C, A.shared\) must be a positive int, got "
+                                               rf"{value!r}"):
+        te.build(s, list(args), target="cuda")
+
+
+def test_min_blocks_needs_a_constant_block():
+    n = te.var("n")
+    A = te.placeholder((n,), name="A")
+    B = te.compute((n,), lambda i: A[i] + 1.0, name="B")
+    s = te.create_schedule(B.op)
+    bx, tx = s[B].split(B.op.axis[0], nparts=4)
+    s[B].bind(bx, te.thread_axis("blockIdx.x"))
+    s[B].bind(tx, te.thread_axis("threadIdx.x"))
+    s[B].pragma(bx, "min_blocks_per_sm", 2)
+    with pytest.raises(CudaCodegenError, match=r"pragma min_blocks_per_sm on loop \w+ \(kernel "
+                                               r"computing B\) needs a constant number of threads "
+                                               r"per block"):
+        te.build(s, [A, B], target="cuda")
