@@ -5,7 +5,10 @@ object with ``__cuda_array_interface__`` (CuPy arrays, PyTorch CUDA tensors) are
 """
 from __future__ import annotations
 
+import hashlib
 import math
+import os
+import re
 import time
 
 import numpy as np
@@ -34,6 +37,43 @@ def _globals():
         kernel[tuple(int(g) for g in grid), tuple(int(b) for b in block)](*args)
 
     g.update(_launch=_launch)
+    return g
+
+
+_JIT = re.compile(r"^@cuda\.jit(?:\((.*)\))?$", re.M)
+
+
+def _load(source, name):
+    """The namespace of the kernels and the host function of ``source``.
+
+    On a real GPU, with the compile cache on (``TW_CACHE_DIR``, ``codegen_llvm.cache``), the
+    source is written to ``<cache>/cuda/k<sha256>.py`` (once; the name follows the content) and
+    run from there with ``cache=True`` on every kernel: numba keeps each kernel's machine code
+    in ``__pycache__`` beside the file, and a later process loads it instead of compiling (a
+    tiled kernel takes seconds to compile). Otherwise, and on numba's simulator, the source
+    runs in memory."""
+    from codegen_llvm import cache
+    g = _globals()
+    root = cache.get_cache_dir()
+    if simulator() or root is None:
+        exec(compile(source, f"<tensorweave cuda {name}>", "exec"), g)
+        return g
+    text = _JIT.sub(lambda m: f"@cuda.jit({', '.join(filter(None, ['cache=True', m[1]]))})",
+                    source)
+    key = hashlib.sha256(text.encode()).hexdigest()[:40]
+    path = os.path.join(root, "cuda", f"k{key}.py")
+    try:
+        if not os.path.exists(path):
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            tmp = f"{path}.{os.getpid()}.tmp"
+            with open(tmp, "w") as f:
+                f.write(text)
+            os.replace(tmp, path)          # atomic: other processes see all of it or nothing
+    except OSError:                       # a cache directory we cannot write: run in memory
+        exec(compile(source, f"<tensorweave cuda {name}>", "exec"), g)
+        return g
+    g["__name__"] = f"tensorweave_cuda_k{key}"
+    exec(compile(text, path, "exec"), g)   # numba finds the file (and its cache) by co_filename
     return g
 
 
@@ -74,8 +114,7 @@ class CudaModule:
         self._source = source
         self._names = names
         self._sig = Signature(func, shape_vars, view=_gpu_view)
-        g = _globals()
-        exec(compile(source, f"<tensorweave cuda {func.name}>", "exec"), g)
+        g = _load(source, func.name)
         self._host = g["host"]
         self._globals = g
         self.imported_modules = []

@@ -176,30 +176,38 @@ def matmul_block(cfg):
     return cfg["vthread"] * cfg["num_thread"] * cfg["per_thread"]
 
 
-MATMUL_LARGE_OUTPUTS = 1024 * 1024    # products with this many outputs get 128 x 128 blocks
-MATMUL_LARGE_SIDE = 96                # ... unless a side is shorter (mostly padding)
-
 # 128 x 128 blocks of 256 threads, 8 x 8 outputs per thread, k steps of 8 double-buffered
 # (the next step's tiles load into registers while this one computes: one barrier per step),
 # registers capped at 128 so that two blocks share an SM. In sm_90 machine code (ptxas 13.0)
 # the loop is 613 instructions per k step of 8: 512 FFMA, 32 LDS.128, 8 LDG, 2 STS.128, 1 BAR.
 MATMUL_LARGE = dict(num_thread=16, vthread=2, per_thread=4, step=8, double_buffer=True,
                     min_blocks=2)
+# 64 x 64 blocks of 256 threads, 4 x 4 outputs per thread (the convolutions of 64 channels)
+MATMUL_MEDIUM = dict(num_thread=16, vthread=2, per_thread=2, step=16, double_buffer=True)
+# 32 x 32 blocks of 64 threads: enough blocks to fill the GPU for small products
+MATMUL_SMALL = dict(num_thread=8, vthread=2, per_thread=2, step=16, double_buffer=True)
+# (outputs per batch, shortest side) from which a product gets the large or the medium blocks
+# (a side much shorter than a block is mostly padding)
+MATMUL_LARGE_FROM = (1024 * 1024, 96)
+MATMUL_MEDIUM_FROM = (512 * 1024, 48)
 
 
 def matmul_config(M, N, K):
-    """Tile sizes of ``schedule_matmul`` for an M x N x K product (per batch): 128 x 128 blocks
-    of 256 threads for large products (``MATMUL_LARGE``; both sides at least
-    ``MATMUL_LARGE_SIDE``), 32 x 32 blocks of 64 threads for the others (enough blocks to fill the GPU); on numba's simulator, which runs every thread as a
-    Python thread and makes barriers slow, one thread per 8 x 8 block."""
-    def step(most):                         # a short reduction: a short step, little padding
-        return min(most, -(-K // 4) * 4)
+    """Tile sizes of ``schedule_matmul`` for an M x N x K product (per batch):
+    ``MATMUL_LARGE``, ``MATMUL_MEDIUM`` or ``MATMUL_SMALL`` by the number of outputs and the
+    shortest side (``MATMUL_*_FROM``), the k step shortened for a short reduction; on numba's
+    simulator, which runs every thread as a Python thread and makes barriers slow, one thread
+    per 8 x 8 block."""
+    def config(cfg):                        # a short reduction: a short step, little padding
+        return dict(cfg, step=min(cfg["step"], -(-K // 4) * 4))
     if simulator():
-        return dict(num_thread=1, vthread=1, per_thread=8, step=step(16), unroll=False,
-                    double_buffer=True)
-    if M * N >= MATMUL_LARGE_OUTPUTS and min(M, N) >= MATMUL_LARGE_SIDE:
-        return dict(MATMUL_LARGE, step=step(MATMUL_LARGE["step"]))
-    return dict(num_thread=8, vthread=2, per_thread=2, step=step(16), double_buffer=True)
+        return config(dict(num_thread=1, vthread=1, per_thread=8, step=16, unroll=False,
+                           double_buffer=True))
+    for cfg, (outputs, side) in ((MATMUL_LARGE, MATMUL_LARGE_FROM),
+                                 (MATMUL_MEDIUM, MATMUL_MEDIUM_FROM)):
+        if M * N >= outputs and min(M, N) >= side:
+            return config(cfg)
+    return config(MATMUL_SMALL)
 
 
 def schedule_conv2d_hwcn(B, tile=8, num_thread=8, vthread=2, step=8):

@@ -149,3 +149,37 @@ def test_double_buffer_meets_one_barrier_per_k_step():
     mod = te.build(s, args, target="cuda")
     assert "_next" not in mod.get_source()
     _check(mod, ins, outs, ref)
+
+
+CACHE_CHECK = """
+import os, sys
+sys.path.insert(0, {here!r})
+import te, gpu_cases
+from codegen_cuda import compile_ptx
+s, args, *_ = gpu_cases.gemm_double_buffer()
+mod = te.build(s, args, target="cuda")
+kernel = mod._globals[mod.kernels[0].name]
+print(kernel.py_func.__code__.co_filename)
+print(type(kernel._cache).__name__)
+print(len(compile_ptx(mod)) > 0)
+"""
+
+
+@pytest.mark.parametrize("cache_on", [True, False])
+def test_kernels_run_from_the_compile_cache_directory(tmp_path, cache_on):
+    """On a real GPU (here: NUMBA_ENABLE_CUDASIM=0, no launch) the kernels' source is written
+    to <TW_CACHE_DIR>/cuda/k<hash>.py and jitted with cache=True, so that numba keeps their
+    machine code beside it for the next process; with the cache off they run from memory."""
+    env = dict(os.environ, NUMBA_ENABLE_CUDASIM="0",
+               TW_CACHE_DIR=str(tmp_path) if cache_on else "")
+    proc = subprocess.run([sys.executable, "-c", CACHE_CHECK.format(here=HERE)], env=env,
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    filename, cache_kind, compiled = proc.stdout.splitlines()[-3:]
+    assert compiled == "True"
+    if cache_on:
+        files = list((tmp_path / "cuda").glob("k*.py"))
+        assert [str(f) for f in files] == [filename] and cache_kind == "CUDACache"
+        assert "@cuda.jit(cache=True, launch_bounds=(4, 2))" in files[0].read_text()
+    else:
+        assert filename.startswith("<tensorweave cuda") and cache_kind == "NullCache"

@@ -32,21 +32,15 @@ def test_placeholder_has_no_buffer_to_double():
         s[A].double_buffer()
 
 
-def test_stage_not_computed_at_a_loop():
-    s, args, AA, _ = _tiled(attach=None)
+@pytest.mark.parametrize("attach,message", [
+    (None, r"double_buffer on stage A.shared: the stage is not computed at a loop; attach it to "
+           r"the loop whose iterations should overlap"),
+    ("tx", r"double_buffer on stage A.shared: it is computed at loop \w+, which is threadIdx.x; "
+           r"compute it at a serial loop")])
+def test_stage_not_at_a_serial_loop(attach, message):
+    s, args, AA, _ = _tiled(attach=attach)
     s[AA].double_buffer()
-    with pytest.raises(ScheduleError, match=r"double_buffer on stage A.shared: the stage is not "
-                                            r"computed at a loop; attach it to the loop whose "
-                                            r"iterations should overlap"):
-        te.lower(s, list(args), target="cuda")
-
-
-def test_stage_computed_at_a_thread_loop():
-    s, args, AA, _ = _tiled(attach="tx")
-    s[AA].double_buffer()
-    with pytest.raises(ScheduleError, match=r"double_buffer on stage A.shared: it is computed "
-                                            r"at loop \w+, which is threadIdx.x; compute it at a "
-                                            r"serial loop"):
+    with pytest.raises(ScheduleError, match=message):
         te.lower(s, list(args), target="cuda")
 
 
