@@ -73,6 +73,28 @@ def reduce_across_threads(s, out, num_thread=32, rows_per_block=8):
     s[out].set_store_predicate(tx.var.equal(0))
 
 
+def reduce_across_blocks(s, out, parts, num_thread=256, combine_threads=32):
+    """A long reduction to few outputs in two kernels, so that it fills the GPU: each output's
+    reduction is cut into ``parts`` pieces, each piece reduced by a block of ``num_thread``
+    threads (rfactor over the outer part of the split: partial results in global memory), then
+    ``combine_threads`` threads per output add its ``parts`` partial results."""
+    op = s[out].op
+    reduce_axes = list(op.reduce_axis)
+    k = s[out].fuse(*reduce_axes) if len(reduce_axes) > 1 else reduce_axes[0]
+    ko, _ = s[out].split(k, nparts=parts)
+    rf = s.rfactor(out, ko)
+    rf = rf[0] if isinstance(rf, (list, tuple)) else rf
+    reduce_across_threads(s, rf, num_thread, 1)
+    reduce_across_threads(s, out, combine_threads, max(1, num_thread // combine_threads))
+
+
+def reduction_parts(outputs, length, num_thread=256, per_thread=16, blocks=512):
+    """How many blocks should share each of ``outputs`` reductions of ``length`` elements
+    (``reduce_across_blocks``): enough for about ``blocks`` blocks in all, but each thread
+    still adds ``per_thread`` elements or more; 1 means one block per output suffices."""
+    return max(1, min(-(-blocks // outputs), length // (num_thread * per_thread)))
+
+
 def schedule_matmul(C, num_thread=16, vthread=2, per_thread=4, step=16, s=None, unroll=True,
                     double_buffer=False, min_blocks=None):
     """``C[..., i, j] = sum_k A[..., i, k] * B[..., k, j]`` (either operand may be read
@@ -274,8 +296,9 @@ def schedule_auto(outs, num_thread=128, reduce_threads=32):
     feed them) runs as a kernel of its own. Elementwise stages spread their fused data axes
     over blocks of ``num_thread`` threads, one element each; reductions share each output's
     reduction among ``reduce_threads`` threads (rfactor and a cross-thread combine) when there
-    are few outputs (under ``CROSS_THREAD_MAX_OUTPUTS``: a long reduction to few values, such as
-    a loss); with many outputs (a convolution) or several outputs per element (a tuple
+    are few outputs (under ``CROSS_THREAD_MAX_OUTPUTS``), and among several blocks when that
+    would leave the GPU mostly idle (``reduction_parts``: a long reduction to few values,
+    such as a loss or a normalization's statistics; two kernels); with many outputs (a convolution) or several outputs per element (a tuple
     reduction), one thread computes each output serially, which already fills the GPU. Matrix
     products (nn.ops' matmul, dense, matmul_tn and batch_matmul, declared for the GPU) get
     ``schedule_matmul``'s shared-memory tiles, bias added on the way out."""
@@ -302,7 +325,14 @@ def schedule_auto(outs, num_thread=128, reduce_threads=32):
             continue
         elif stage.op.is_reduction and len(stage.op.outputs) == 1 and not simulator() and \
                 num_elements([iv.dom.extent for iv in stage.op.axis]) < CROSS_THREAD_MAX_OUTPUTS:
-            reduce_across_threads(s, out, reduce_threads, max(1, num_thread // reduce_threads))
+            outputs = num_elements([iv.dom.extent for iv in stage.op.axis])
+            parts = reduction_parts(outputs, num_elements([iv.dom.extent
+                                                           for iv in stage.op.reduce_axis]))
+            if parts > 1:           # few outputs, long reductions: blocks share each one
+                reduce_across_blocks(s, out, parts)
+            else:
+                reduce_across_threads(s, out, reduce_threads,
+                                      max(1, num_thread // reduce_threads))
         else:
             axes = list(stage.op.axis)
             fused = stage.fuse(*axes) if len(axes) > 1 else axes[0]
@@ -364,7 +394,7 @@ def _build(declare, shapes, dtypes_, params):
     outs = list(result) if isinstance(result, (tuple, list)) else [result]
     shapes_ = tuple(tuple(d.value for d in o.shape) for o in outs)
     # a kernel needs a loop to bind: a 0-d output is computed as shape (1,)
-    outs = [o if o.shape else _as_vector(o) for o in outs]
+    outs = [o if o.shape else _as_vector(o, [p for p in outs if p is not o]) for o in outs]
     name = getattr(declare, "__name__", "")
     module = te.build(schedule_auto(outs), inputs + outs, target="cuda",
                       name=name if name.isidentifier() else "op")
@@ -372,10 +402,31 @@ def _build(declare, shapes, dtypes_, params):
                          tuple(o.dtype for o in outs), isinstance(result, (tuple, list)))
 
 
-def _as_vector(scalar):
-    """The 0-d tensor ``scalar`` as a tensor of shape (1,)."""
+def _as_vector(scalar, others=()):
+    """The 0-d tensor ``scalar`` as a tensor of shape (1,): a reduction (a sum or mean of a
+    whole tensor, a loss) that no other output reads is declared again with one data axis, so
+    that schedule_auto spreads it over many threads; anything else is copied out by one
+    thread."""
+    op = scalar.op
+    if isinstance(op, ComputeOp) and op.is_reduction and len(op.outputs) == 1 and \
+            not any(_reads(o.op, op) for o in others):
+        return te.compute((1,), lambda i: op.body[0], name=scalar.name + "_1")
     return te.compute((1,), lambda i: scalar(), name=scalar.name + "_1",
                       attrs={"scalar_of": scalar.name})
+
+
+def _reads(op, producer):
+    """Whether ``op`` reads ``producer``'s output, directly or through other stages."""
+    stack, seen = [op], set()
+    while stack:
+        cur = stack.pop()
+        for t in cur.input_tensors() if isinstance(cur, ComputeOp) else ():
+            if t.op is producer:
+                return True
+            if t.op not in seen:
+                seen.add(t.op)
+                stack.append(t.op)
+    return False
 
 
 def build(declare, shapes, dtype="float32", **params):

@@ -87,6 +87,32 @@ def row_sum_cross_thread(scale=1):
     return s, [A, B], [_rand(rows, cols)], [np.empty(rows, "float32")], lambda a: a.sum(1)
 
 
+def sum_across_blocks(scale=1, rows=2, cols=301):
+    """A long reduction to few outputs in two kernels (nn.ops.gpu.reduce_across_blocks): three
+    blocks share each row (partial sums through global memory), then a cross-thread combine."""
+    A = te.placeholder((rows, cols * scale), name="A")
+    k = te.reduce_axis((0, cols * scale), "k")
+    B = te.compute((rows,), lambda i: te.sum(A[i, k] * A[i, k], axis=k), name="B")
+    s = te.create_schedule(B.op)
+    gpu.reduce_across_blocks(s, B, parts=3, num_thread=8, combine_threads=2)
+    return s, [A, B], [_rand(rows, cols * scale)], [np.empty(rows, "float32")], \
+        lambda a: (a * a).sum(1)
+
+
+def auto_long_sums(scale=1, rows=4, cols=2500):
+    """schedule_auto's reductions on a real GPU (on the simulator: one thread per output):
+    the sum of all 10000 elements is shared by blocks (two kernels), the row sums by threads."""
+    A = te.placeholder((rows, cols * scale), name="A")
+    k1, k2 = te.reduce_axis((0, rows), "k1"), te.reduce_axis((0, cols * scale), "k2")
+    T = te.compute((1,), lambda i: te.sum(A[k1, k2], axis=[k1, k2]), name="T")
+    k = te.reduce_axis((0, cols * scale), "k")
+    R = te.compute((rows,), lambda i: te.sum(A[i, k], axis=k), name="R")
+    s = gpu.schedule_auto([T, R])
+    return s, [A, T, R], [_rand(rows, cols * scale)], \
+        [np.empty(1, "float32"), np.empty(rows, "float32")], \
+        lambda a: [a.sum(keepdims=True).reshape(1), a.sum(1)]
+
+
 def max_reduce_per_thread(scale=1):
     n, m = 9 * scale, 23
     A = te.placeholder((n, m), name="A")
@@ -251,6 +277,6 @@ def conv2d_hwcn(scale=1, batch=8, in_channel=4, out_channel=8, in_size=3, kernel
 
 
 CASES = [vector_add, fused_elementwise_2d, int_and_half, row_sum_cross_thread, nn_dense_padded,
-         max_reduce_per_thread, gemm_shared_local, gemm_vthread, gemm_double_buffer,
+         sum_across_blocks, auto_long_sums, max_reduce_per_thread, gemm_shared_local, gemm_vthread, gemm_double_buffer,
          nn_conv2d_implicit_gemm, softmax_rows,
          default_schedules, default_injective, conv2d_hwcn]

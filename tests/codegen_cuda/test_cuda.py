@@ -183,3 +183,18 @@ def test_kernels_run_from_the_compile_cache_directory(tmp_path, cache_on):
         assert "@cuda.jit(cache=True, launch_bounds=(4, 2))" in files[0].read_text()
     else:
         assert filename.startswith("<tensorweave cuda") and cache_kind == "NullCache"
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_random_double_buffered_products_match_numpy(seed):
+    """Random sizes and tilings of a double-buffered product (partial tiles, a partial last k
+    step, registers or direct fills, unrolled or not) agree with numpy."""
+    rng = np.random.default_rng(100 + seed)
+    cfg = dict(num_thread=int(rng.choice([1, 2])), vthread=int(rng.choice([1, 2])),
+               per_thread=int(rng.choice([1, 2, 3])), step=int(rng.choice([2, 3, 4, 8])),
+               unroll=bool(rng.integers(2)), double_buffer=True)
+    block = cfg["num_thread"] * cfg["vthread"] * cfg["per_thread"]
+    M, N = (int(rng.integers(block, 3 * block + 1)) for _ in range(2))
+    K = int(rng.integers(1, 4 * cfg["step"] + 2))
+    s, args, ins, outs, ref = gpu_cases.gemm_vthread(M=M, K=K, N=N, **cfg)
+    _check(te.build(s, args, target="cuda"), ins, outs, ref)

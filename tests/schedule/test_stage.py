@@ -152,3 +152,21 @@ def test_split_tail_shift_of_a_reduction_stage_and_a_consumer_region():
     a = np.random.rand(10, 6).astype("float32")
     verify_schedule(s, [A, C], [a], [np.empty(10, "float32")], lambda a: a.sum(1) + 1,
                     rtol=1e-5)
+
+
+def test_double_buffer_is_recorded_and_cpu_builds_ignore_it():
+    """double_buffer marks the stage's allocation (shown by te.lower); only GPU lowering acts
+    on it, so the CPU build and the interpreter compute the same values as without it."""
+    A = te.placeholder((6, 40), name="A")
+    k = te.reduce_axis((0, 40), "k")
+    B = te.compute((6,), lambda i: te.sum(A[i, k] * 2.0, axis=k), name="B")
+    s = te.create_schedule(B.op)
+    AA = s.cache_read(A, "local", [B])
+    ko, ki = s[B].split(k, factor=8)
+    s[AA].compute_at(s[B], ko)
+    s[AA].double_buffer()
+    assert s[AA].double_buffered
+    assert '"local", double_buffer)' in str(te.lower(s, [A, B]))
+    a = np.random.rand(6, 40).astype("float32")
+    verify_schedule(s, [A, B], [a], [np.empty(6, "float32")], lambda a: 2 * a.sum(1),
+                    rtol=1e-5)
