@@ -2,9 +2,9 @@
 from __future__ import annotations
 
 from .emit import CudaCodegenError, emit_source
-from .module import CudaModule, compile_ptx, simulator
+from .module import CudaModule, compile_ptx, kernels_ptx, simulator
 
-__all__ = ["build", "CudaModule", "CudaCodegenError", "compile_ptx", "simulator"]
+__all__ = ["build", "CudaModule", "CudaCodegenError", "compile_ptx", "kernels_ptx", "simulator"]
 
 
 def build(sch, args, target, name="default_function"):

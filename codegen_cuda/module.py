@@ -173,14 +173,20 @@ class CudaModule:
 
 def compile_ptx(mod: CudaModule, cc=(9, 0)) -> str:
     """PTX of every kernel of ``mod`` for compute capability ``cc`` (without running them)."""
+    return kernels_ptx(mod._globals, mod.kernels, cc)
+
+
+def kernels_ptx(namespace, kernels, cc=(9, 0)) -> str:
+    """PTX of ``kernels`` (``emit.Kernel``: names, parameters, launch bounds) whose functions
+    are defined in ``namespace`` (the globals of a module's source)."""
     from numba import cuda, types
     if simulator():
         raise RuntimeError("PTX needs NVVM; it is not available under NUMBA_ENABLE_CUDASIM=1")
     out = []
-    for k in mod.kernels:
+    for k in kernels:
         sig = [getattr(types, _scalar(b.dtype))[::1] for b in k.buffers]
         sig += [getattr(types, _scalar(v.dtype)) for v in k.scalars]
-        py = mod._globals[k.name].py_func
+        py = namespace[k.name].py_func
         ptx, _ = cuda.compile_ptx(py, tuple(sig), cc=cc, launch_bounds=k.launch_bounds)
         out.append(ptx)
     return "\n".join(out)

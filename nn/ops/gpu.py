@@ -385,21 +385,28 @@ class GpuOpFunction:
         return outs if self.multiple else outs[0]
 
 
-@functools.lru_cache(maxsize=1024)
-def _build(declare, shapes, dtypes_, params):
+def declare_for_gpu(declare, shapes, dtypes_, params):
+    """(schedule, arguments, output shapes, dtypes, several outputs?) of ``declare`` on
+    placeholders of ``shapes``, declared under ``Target("cuda")`` and scheduled by
+    ``schedule_auto``: what ``build`` compiles."""
     inputs = [te.placeholder(shape, dtype, name=f"x{k}")
               for k, (shape, dtype) in enumerate(zip(shapes, dtypes_))]
-    with Target("cuda"):            # declarations choose their GPU algorithm (conv2d: direct)
+    with Target("cuda"):            # declarations choose their GPU algorithm
         result = declare(*inputs, **dict(params))
     outs = list(result) if isinstance(result, (tuple, list)) else [result]
     shapes_ = tuple(tuple(d.value for d in o.shape) for o in outs)
     # a kernel needs a loop to bind: a 0-d output is computed as shape (1,)
     outs = [o if o.shape else _as_vector(o, [p for p in outs if p is not o]) for o in outs]
+    return schedule_auto(outs), inputs + outs, shapes_, tuple(o.dtype for o in outs), \
+        isinstance(result, (tuple, list))
+
+
+@functools.lru_cache(maxsize=1024)
+def _build(declare, shapes, dtypes_, params):
+    s, args, shapes_, dtypes_out, multiple = declare_for_gpu(declare, shapes, dtypes_, params)
     name = getattr(declare, "__name__", "")
-    module = te.build(schedule_auto(outs), inputs + outs, target="cuda",
-                      name=name if name.isidentifier() else "op")
-    return GpuOpFunction(module, shapes_,
-                         tuple(o.dtype for o in outs), isinstance(result, (tuple, list)))
+    module = te.build(s, args, target="cuda", name=name if name.isidentifier() else "op")
+    return GpuOpFunction(module, shapes_, dtypes_out, multiple)
 
 
 def _as_vector(scalar, others=()):
