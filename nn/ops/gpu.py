@@ -79,6 +79,15 @@ def reduce_across_blocks(s, out, parts, num_thread=256, combine_threads=32):
     threads (rfactor over the outer part of the split: partial results in global memory), then
     ``combine_threads`` threads per output add its ``parts`` partial results."""
     op = s[out].op
+    if not getattr(op, "is_reduction", False) or len(op.outputs) != 1:
+        raise ValueError(f"reduce_across_blocks: {out.name} must be a reduction with one "
+                         "output (sum, max, min, ...); schedule other stages with "
+                         "schedule_injective or schedule_auto")
+    for knob, value in (("parts", parts), ("num_thread", num_thread),
+                        ("combine_threads", combine_threads)):
+        if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+            raise ValueError(f"reduce_across_blocks: {knob} must be a positive int, "
+                             f"got {value!r}")
     reduce_axes = list(op.reduce_axis)
     k = s[out].fuse(*reduce_axes) if len(reduce_axes) > 1 else reduce_axes[0]
     ko, _ = s[out].split(k, nparts=parts)

@@ -43,3 +43,28 @@ def test_too_many_threads():
     with pytest.raises(ValueError, match=r"num_thread=33 makes blocks of 1089 threads "
                                          r"\(num_thread\^2\), over 1024; use num_thread <= 32"):
         gpu.schedule_matmul(C, num_thread=33)
+
+
+def _row_sums():
+    A = te.placeholder((4, 100), name="A")
+    k = te.reduce_axis((0, 100), name="k")
+    return A, te.compute((4,), lambda i: te.sum(A[i, k], axis=k), name="B")
+
+
+@pytest.mark.parametrize("knob,value", [("parts", 0), ("num_thread", 2.5),
+                                        ("combine_threads", True)])
+def test_reduce_across_blocks_bad_knob(knob, value):
+    _, B = _row_sums()
+    s = te.create_schedule(B.op)
+    knobs = {"parts": 2, knob: value}
+    with pytest.raises(ValueError, match=rf"reduce_across_blocks: {knob} must be a positive "
+                                         rf"int, got {value!r}"):
+        gpu.reduce_across_blocks(s, B, **knobs)
+
+
+def test_reduce_across_blocks_needs_a_reduction():
+    A, _ = _row_sums()
+    C = te.compute((4,), lambda i: A[i, 0] * 2.0, name="C")
+    with pytest.raises(ValueError, match=r"reduce_across_blocks: C must be a reduction with "
+                                         r"one output"):
+        gpu.reduce_across_blocks(te.create_schedule(C.op), C, parts=2)
