@@ -54,9 +54,9 @@ def _error(buf, what):
 
 
 def _staging(fill):
-    """(register loops, store) when ``fill`` is loops and guards around one store and each
-    thread's share (the loops not bound to threads) is at most STAGE_MAX constant iterations;
-    else None."""
+    """The loops of ``fill`` not bound to threads (each thread's share of it) when ``fill`` is
+    loops and guards around one store and that share is at most STAGE_MAX constant
+    iterations; else None."""
     loops, s, count = [], fill, 1
     while not isinstance(s, BufferStore):
         if isinstance(s, For):
@@ -68,7 +68,7 @@ def _staging(fill):
         elif not (isinstance(s, IfThenElse) and s.else_case is None):
             return None
         s = s.then_case if isinstance(s, IfThenElse) else s.body
-    return (loops, s) if count <= STAGE_MAX else None
+    return loops if count <= STAGE_MAX else None
 
 
 def _rebuild(s, leaf):
@@ -82,10 +82,9 @@ def _rebuild(s, leaf):
     return leaf(s)
 
 
-def _double(loop, chain, items):
-    v, start = loop.loop_var, loop.min
-    end = simplify(start + loop.extent)
-    nxt = simplify(v + 1)
+def _fills(loop, chain, items):
+    """{index in ``items``: allocation} of the double-buffered allocations' fills, checked."""
+    v = loop.loop_var
     db = [a for a in chain if DOUBLE_BUFFER in a.annotations]
     if loop.kind not in (ForKind.SERIAL, ForKind.UNROLLED):
         _error(db[0].buffer, f"it is computed at loop {v.name}, which is "
@@ -97,12 +96,19 @@ def _double(loop, chain, items):
         if len(writers) != 1 or any(loads_from(items[j], {a.buffer}) for j in range(writers[0])):
             _error(a.buffer, f"the body of loop {v.name} must fill it once before reading it")
         fills[writers[0]] = a
-    rest = [it for k, it in enumerate(items) if k not in fills]
     written = set().union(*(_stored(it) for it in items))
     for k, a in fills.items():
         if _stored(items[k]) != {a.buffer} or loads_from(items[k], written):
             _error(a.buffer, f"its fill must read only data that loop {v.name} does not write, "
                    "so that the next iteration's tile can be loaded early")
+    return fills
+
+
+def _double(loop, chain, items):
+    v, start = loop.loop_var, loop.min
+    end, nxt = simplify(start + loop.extent), simplify(v + 1)
+    fills = _fills(loop, chain, items)
+    rest = [it for k, it in enumerate(items) if k not in fills]
     prologue, loads, stores, allocs = [], [], [], []
     for k, a in fills.items():
         buf, fill = a.buffer, items[k]
@@ -117,11 +123,10 @@ def _double(loop, chain, items):
         prologue.append(redirect(substitute(fill, {v: start}), buf, both, const(0)))
         rest = [redirect(it, buf, both, current) for it in rest]
         ahead = substitute(fill, {v: nxt})
-        staged = _staging(ahead)
-        if staged is None:              # the other half is filled directly, first thing
+        regs = _staging(ahead)
+        if regs is None:                # the other half is filled directly, first thing
             loads.append(redirect(ahead, buf, both, following))
             continue
-        regs, _ = staged
         count, index = 1, const(0)
         for lp in reversed(regs):
             index = index + (lp.loop_var - lp.min) * count
