@@ -77,3 +77,36 @@ def test_min_blocks_needs_a_constant_block():
                                                r"computing B\) needs a constant number of threads "
                                                r"per block"):
         te.build(s, [A, B], target="cuda")
+
+
+def _loop_over(buf, *items):
+    """for ko in range(4): <buf allocated, double-buffered> items"""
+    from schedule.ir import Allocate, For, ForKind, seq
+    ko = te.var("ko")
+    body = Allocate(buf, seq(*(item(ko) for item in items)), ("double_buffer",))
+    return For(ko, te.const(0), te.const(4), ForKind.SERIAL, body)
+
+
+def test_buffer_read_before_its_fill():
+    from schedule.ir import Buffer, BufferLoad, BufferStore
+    from schedule.passes.inject_double_buffer import inject_double_buffer
+    S = Buffer("S", (te.const(8),), "float32", "shared")
+    out = Buffer("out", (te.const(4),), "float32")
+    loop = _loop_over(S, lambda ko: BufferStore(out, BufferLoad(S, (te.const(0),), "float32"),
+                                                (ko,)),
+                      lambda ko: BufferStore(S, te.const(1.0, "float32"), (te.const(0),)))
+    with pytest.raises(ScheduleError, match=r"double_buffer on stage S: the body of loop ko "
+                                            r"must fill it once before reading it"):
+        inject_double_buffer(loop)
+
+
+def test_buffer_of_non_constant_size():
+    from schedule.ir import Buffer, BufferStore
+    from schedule.passes.inject_double_buffer import inject_double_buffer
+    n = te.var("n")
+    S = Buffer("S", (n,), "float32", "shared")
+    loop = _loop_over(S, lambda ko: BufferStore(S, te.const(1.0, "float32"), (ko,)))
+    with pytest.raises(ScheduleError, match=r"double_buffer on stage S: its size n is not a "
+                                            r"constant; split the loops it is computed at by "
+                                            r"constant factors"):
+        inject_double_buffer(loop)
