@@ -236,35 +236,54 @@ def conv2d_grad_weight(data, grad, kernel_size=(1, 1), stride=(1, 1), padding=(0
                       name="conv2d_grad_weight", tag="conv2d_grad_weight")
 
 
-def _grad_weight_implicit_gemm(data, grad, sizes, stride, dilation, padding):
-    """The kernel gradient declared for the GPU: one product over all output positions for
-    ``nn.ops.gpu.schedule_matmul`` (as the forward convolution, ``cpu_conv``):
+SPLIT_K_BLOCKS = 256     # blocks that the kernel gradient's product aims at (split-K)
+SPLIT_K_MIN_STEPS = 64   # ... with at least this many k steps in each part
 
-        gk[f, p]  = grad[n, f, y, x]                          p = (n, y, x) flattened
-        xk[p, k]  = the input that tap k = (c, ry, rx) meets at p  (``patch_value``)
-        acc[f, k] = sum_p gk[f, p] * xk[p, k]
-        out[f, c, ry, rx] = acc[f, (c * KH + ry) * KW + rx]
+
+def _grad_weight_implicit_gemm(data, grad, sizes, stride, dilation, padding):
+    """The kernel gradient declared for the GPU: products over the output positions for
+    ``nn.ops.gpu.schedule_matmul`` (as the forward convolution, ``cpu_conv``), the positions
+    split into S parts (split-K: the F x C*KH*KW outputs are few and the reduction long, so
+    the parts are a batch of products that fill the GPU; their sum is a last, short
+    reduction):
+
+        gk[s, f, l]  = grad[n, f, y, x]                  p = s * L + l = (n, y, x) flattened
+        xk[s, l, k]  = the input that tap k = (c, ry, rx) meets at p  (``patch_value``)
+        acc[s, f, k] = sum_l gk[s, f, l] * xk[s, l, k]
+        out[f, c, ry, rx] = sum_s acc[s, f, (c * KH + ry) * KW + rx]
 
     both operands zero-padded to whole tiles, which are the shared-memory tiles."""
     from .gpu import matmul_block, matmul_config
     N, C, _, _, F, KH, KW, OH, OW = sizes
     K, P, Q = C * KH * KW, N * OH * OW, OH * OW
     cfg = {knob: v for knob, v in matmul_config(F, K, P).items() if knob != "min_blocks"}
-    block = matmul_block(cfg)
-    Fp, Kp, Pp = pad_to(F, block), pad_to(K, block), pad_to(P, cfg["step"])
+    rows, cols = matmul_block(cfg)
+    Fp, Kp, step = pad_to(F, rows), pad_to(K, cols), cfg["step"]
+    blocks = Fp // rows * (Kp // cols)
+    parts = max(1, min(-(-SPLIT_K_BLOCKS // blocks), P // (step * SPLIT_K_MIN_STEPS)))
+    L = pad_to(-(-P // parts), step)
 
-    def fg(f, p):
+    def fg(s, f, l):
+        p = s * L + l
         q = p % Q
         return zero_outside(grad, (p // Q, f, q // OW, q % OW), ((0, N), (0, F), None, None))
-    gk = te.compute((Fp, Pp), fg, name="conv2d_grad_weight.grad_tiles", tag="gpu_matmul_pad")
-    xk = te.compute((Pp, Kp), lambda p, k: patch_value(data, sizes, stride, dilation, padding,
-                                                       k, p),
-                    name="conv2d_grad_weight.patch_tiles", tag="gpu_matmul_pad")
-    r = te.reduce_axis((0, Pp), name="p")
-    acc = te.compute((Fp, Kp), lambda f, k: te.sum(gk[f, r] * xk[r, k], axis=r),
+    gk = te.compute((parts, Fp, L), fg, name="conv2d_grad_weight.grad_tiles",
+                    tag="gpu_matmul_pad")
+    xk = te.compute((parts, L, Kp), lambda s, l, k: patch_value(
+        data, sizes, stride, dilation, padding, k, s * L + l),
+        name="conv2d_grad_weight.patch_tiles", tag="gpu_matmul_pad")
+    r = te.reduce_axis((0, L), name="l")
+    acc = te.compute((parts, Fp, Kp), lambda s, f, k: te.sum(gk[s, f, r] * xk[s, r, k], axis=r),
                      name="conv2d_grad_weight.acc", tag="gpu_matmul_acc",
                      attrs={"config": cfg})
-    return te.compute((F, C, KH, KW), lambda f, c, ry, rx: acc[f, (c * KH + ry) * KW + rx],
+    if parts == 1:
+        return te.compute((F, C, KH, KW),
+                          lambda f, c, ry, rx: acc[0, f, (c * KH + ry) * KW + rx],
+                          name="conv2d_grad_weight", tag="conv2d_grad_weight")
+    part = te.reduce_axis((0, parts), name="part")
+    return te.compute((F, C, KH, KW),
+                      lambda f, c, ry, rx: te.sum(acc[part, f, (c * KH + ry) * KW + rx],
+                                                  axis=part),
                       name="conv2d_grad_weight", tag="conv2d_grad_weight")
 
 

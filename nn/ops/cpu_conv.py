@@ -196,8 +196,8 @@ def _conv2d_implicit_gemm(data, kernel, sizes, stride, dilation, padding, name, 
     # no register cap: the gathers' addressing takes 181 registers at 128 x 128 tiles (sm_90,
     # ptxas 13.0), and capped at 128 for two blocks per SM the loop spilled
     cfg = {knob: v for knob, v in matmul_config(F, P, K).items() if knob != "min_blocks"}
-    block = matmul_block(cfg)
-    Fp, Pp, Kp = pad_to(F, block), pad_to(P, block), pad_to(K, cfg["step"])
+    rows, cols = matmul_block(cfg)
+    Fp, Pp, Kp = pad_to(F, rows), pad_to(P, cols), pad_to(K, cfg["step"])
 
     def fw(f, k):
         t = k % taps

@@ -132,8 +132,8 @@ def _gpu_product(A, B, a_shape, b_shape, transpose_a, transpose_b, nbatch, at, s
     from .gpu import matmul_config, matmul_block
     M, N, K = sizes
     cfg = matmul_config(M, N, K)
-    block = matmul_block(cfg)
-    Mp, Np, Kp = pad_to(M, block), pad_to(N, block), pad_to(K, cfg["step"])
+    rows, cols = matmul_block(cfg)
+    Mp, Np, Kp = pad_to(M, rows), pad_to(N, cols), pad_to(K, cfg["step"])
     nb = len(nbatch)
 
     def padded(T, t_shape, rows, cols, tag):

@@ -108,7 +108,7 @@ def schedule_matmul(C, num_thread=16, vthread=2, per_thread=4, step=16, s=None, 
                     double_buffer=False, min_blocks=None):
     """``C[..., i, j] = sum_k A[..., i, k] * B[..., k, j]`` (either operand may be read
     transposed, leading axes are a batch): blocks of (vthread*num_thread*per_thread)^2
-    outputs; A and B tiles staged through shared memory, fragments through registers, the
+    outputs (each of the three knobs an int or a (rows, columns) pair: non-square blocks); A and B tiles staged through shared memory, fragments through registers, the
     outputs of each thread interleaved over ``vthread`` virtual threads; a batch is
     ``blockIdx.z``. ``C`` is the reduction itself (accumulated in registers by a
     ``cache_write``) or an elementwise stage over one (such as a bias added to a product: the
@@ -136,14 +136,16 @@ def schedule_matmul(C, num_thread=16, vthread=2, per_thread=4, step=16, s=None, 
         else:
             shared = s.cache_read(T, "shared", [CL])
         caches.append((shared, s.cache_read(shared, "local", [CL])))
-    block = vthread * num_thread * per_thread
+    (vy, vx), (ny, nx) = _pair(vthread), _pair(num_thread)
+    block_y, block_x = matmul_block(dict(num_thread=num_thread, vthread=vthread,
+                                         per_thread=per_thread))
     *batch, y, x = s[C].op.axis
-    by, yi = s[C].split(y, factor=block)
-    bx, xi = s[C].split(x, factor=block)
-    tyz, yi = s[C].split(yi, nparts=vthread)
-    txz, xi = s[C].split(xi, nparts=vthread)
-    ty, yi = s[C].split(yi, nparts=num_thread)
-    tx, xi = s[C].split(xi, nparts=num_thread)
+    by, yi = s[C].split(y, factor=block_y)
+    bx, xi = s[C].split(x, factor=block_x)
+    tyz, yi = s[C].split(yi, nparts=vy)
+    txz, xi = s[C].split(xi, nparts=vx)
+    ty, yi = s[C].split(yi, nparts=ny)
+    tx, xi = s[C].split(xi, nparts=nx)
     s[C].reorder(*batch, by, bx, tyz, txz, ty, tx, yi, xi)
     if batch:
         s[C].bind(s[C].fuse(*batch) if len(batch) > 1 else batch[0],
@@ -152,8 +154,8 @@ def schedule_matmul(C, num_thread=16, vthread=2, per_thread=4, step=16, s=None, 
     s[C].bind(bx, te.thread_axis("blockIdx.x"))
     if min_blocks is not None:
         s[C].pragma(bx, "min_blocks_per_sm", min_blocks)
-    s[C].bind(tyz, te.thread_axis((0, vthread), "vthread", name="vy"))
-    s[C].bind(txz, te.thread_axis((0, vthread), "vthread", name="vx"))
+    s[C].bind(tyz, te.thread_axis((0, vy), "vthread", name="vy"))
+    s[C].bind(txz, te.thread_axis((0, vx), "vthread", name="vx"))
     s[C].bind(ty, te.thread_axis("threadIdx.y"))
     s[C].bind(tx, te.thread_axis("threadIdx.x"))
     if unroll:                  # constant indices: the accumulators stay registers
@@ -173,23 +175,34 @@ def schedule_matmul(C, num_thread=16, vthread=2, per_thread=4, step=16, s=None, 
         for ax in s[local].op.axis if unroll else ():
             s[local].unroll(ax)
         fused = s[shared].fuse(*s[shared].op.axis)
-        ty_, fused = s[shared].split(fused, nparts=num_thread)
-        tx_, fused = s[shared].split(fused, nparts=num_thread)
+        ty_, fused = s[shared].split(fused, nparts=ny)
+        tx_, fused = s[shared].split(fused, nparts=nx)
         s[shared].bind(ty_, te.thread_axis("threadIdx.y"))
         s[shared].bind(tx_, te.thread_axis("threadIdx.x"))
     return s
 
 
+def _pair(knob):
+    """A knob that is an int or a (rows, columns) pair, as a pair."""
+    return tuple(knob) if isinstance(knob, (tuple, list)) else (knob, knob)
+
+
 def _check_matmul(C, knobs):
     """Clear errors for what ``schedule_matmul`` cannot schedule."""
     for knob, value in knobs.items():
-        if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-            raise ValueError(f"schedule_matmul: {knob} must be a positive int, got {value!r}")
-    threads = knobs["num_thread"] ** 2
-    if threads > MAX_THREADS:
+        pair = knob in ("num_thread", "vthread", "per_thread")
+        parts = _pair(value) if pair else (value,)
+        if len(parts) != (2 if pair else 1) or \
+                not all(isinstance(v, int) and not isinstance(v, bool) and v >= 1
+                        for v in parts):
+            what = "a positive int or a pair of them (rows, columns)" if pair else \
+                "a positive int"
+            raise ValueError(f"schedule_matmul: {knob} must be {what}, got {value!r}")
+    ny, nx = _pair(knobs["num_thread"])
+    if ny * nx > MAX_THREADS:
         raise ValueError(f"schedule_matmul: num_thread={knobs['num_thread']} makes blocks of "
-                         f"{threads} threads (num_thread^2), over {MAX_THREADS}; use "
-                         "num_thread <= 32")
+                         f"{ny * nx} threads, over {MAX_THREADS}; use fewer threads (at most "
+                         "32 x 32)")
     op = C.op
     products = [op] if getattr(op, "is_reduction", False) else \
         [t.op for t in op.input_tensors() if getattr(t.op, "is_reduction", False)]
@@ -203,8 +216,10 @@ def _check_matmul(C, knobs):
 
 
 def matmul_block(cfg):
-    """The rows (and columns) of C that one block of ``schedule_matmul(**cfg)`` computes."""
-    return cfg["vthread"] * cfg["num_thread"] * cfg["per_thread"]
+    """(rows, columns) of C that one block of ``schedule_matmul(**cfg)`` computes."""
+    (vy, vx), (ny, nx), (py, px) = (_pair(cfg[k]) for k in ("vthread", "num_thread",
+                                                             "per_thread"))
+    return vy * ny * py, vx * nx * px
 
 
 # 128 x 128 blocks of 256 threads, 8 x 8 outputs per thread, k steps of 8 double-buffered
@@ -213,8 +228,12 @@ def matmul_block(cfg):
 # the loop is 613 instructions per k step of 8: 512 FFMA, 32 LDS.128, 8 LDG, 2 STS.128, 1 BAR.
 MATMUL_LARGE = dict(num_thread=16, vthread=2, per_thread=4, step=8, double_buffer=True,
                     min_blocks=2)
-# 64 x 64 blocks of 256 threads, 4 x 4 outputs per thread (the convolutions of 64 channels)
+# 64 x 64 blocks of 256 threads, 4 x 4 outputs per thread
 MATMUL_MEDIUM = dict(num_thread=16, vthread=2, per_thread=2, step=16, double_buffer=True)
+# 64 x 128 blocks of 256 threads, 4 x 8 outputs per thread, for a product with one short side
+# (a convolution of 64 channels over many positions: 936 instructions per 512 FFMA in its
+# sm_90 loop, against 560 per 256 with 64 x 64 blocks); the transpose when the columns are few
+MATMUL_WIDE = dict(num_thread=16, vthread=2, per_thread=(2, 4), step=16, double_buffer=True)
 # 32 x 32 blocks of 64 threads: enough blocks to fill the GPU for small products
 MATMUL_SMALL = dict(num_thread=8, vthread=2, per_thread=2, step=16, double_buffer=True)
 # (outputs per batch, shortest side) from which a product gets the large or the medium blocks
@@ -225,19 +244,25 @@ MATMUL_MEDIUM_FROM = (512 * 1024, 48)
 
 def matmul_config(M, N, K):
     """Tile sizes of ``schedule_matmul`` for an M x N x K product (per batch):
-    ``MATMUL_LARGE``, ``MATMUL_MEDIUM`` or ``MATMUL_SMALL`` by the number of outputs and the
-    shortest side (``MATMUL_*_FROM``), the k step shortened for a short reduction; on numba's
-    simulator, which runs every thread as a Python thread and makes barriers slow, one thread
-    per 8 x 8 block."""
+    ``MATMUL_LARGE`` or, with fewer outputs or a shorter side (``MATMUL_*_FROM``),
+    ``MATMUL_MEDIUM`` (``MATMUL_WIDE`` when one side is short and the other at least four
+    times longer), else ``MATMUL_SMALL``; the k step shortened for a short reduction. On
+    numba's simulator, which runs every thread as a Python thread and makes barriers slow, one
+    thread per 8 x 8 block."""
     def config(cfg):                        # a short reduction: a short step, little padding
         return dict(cfg, step=min(cfg["step"], -(-K // 4) * 4))
     if simulator():
         return config(dict(num_thread=1, vthread=1, per_thread=8, step=16, unroll=False,
                            double_buffer=True))
-    for cfg, (outputs, side) in ((MATMUL_LARGE, MATMUL_LARGE_FROM),
-                                 (MATMUL_MEDIUM, MATMUL_MEDIUM_FROM)):
-        if M * N >= outputs and min(M, N) >= side:
-            return config(cfg)
+    short, long_ = min(M, N), max(M, N)
+    if M * N >= MATMUL_LARGE_FROM[0] and short >= MATMUL_LARGE_FROM[1]:
+        return config(MATMUL_LARGE)
+    if M * N >= MATMUL_MEDIUM_FROM[0] and short >= MATMUL_MEDIUM_FROM[1]:
+        if short < MATMUL_LARGE_FROM[1] and long_ >= 4 * short:
+            per_thread = MATMUL_WIDE["per_thread"]
+            return config(dict(MATMUL_WIDE, per_thread=per_thread if M < N else
+                               per_thread[::-1]))
+        return config(MATMUL_MEDIUM)
     return config(MATMUL_SMALL)
 
 

@@ -157,6 +157,14 @@ def gemm_double_buffer(scale=1, M=16, K=22, N=24, num_thread=2, vthread=2, per_t
                         double_buffer=True, min_blocks=2, **knobs)
 
 
+def gemm_wide_tiles(scale=1, M=12, K=11, N=24, num_thread=(2, 4), vthread=(1, 2),
+                    per_thread=(2, 1), step=4):
+    """GEMM with non-square blocks (4 x 8 outputs here: rows and columns tiled apart),
+    double-buffered, a partial last k step."""
+    return gemm_vthread(scale, M * scale, K, N * scale, num_thread, vthread, per_thread, step,
+                        double_buffer=True)
+
+
 def nn_dense_padded(scale=1, M=13, K=21, N=11):
     """nn's dense (x @ w^T + b) declared for the GPU and scheduled by schedule_auto: operands
     zero-padded to whole tiles, which are the shared stages; the bias added on the way out."""
@@ -277,6 +285,7 @@ def conv2d_hwcn(scale=1, batch=8, in_channel=4, out_channel=8, in_size=3, kernel
 
 
 CASES = [vector_add, fused_elementwise_2d, int_and_half, row_sum_cross_thread, nn_dense_padded,
-         sum_across_blocks, auto_long_sums, max_reduce_per_thread, gemm_shared_local, gemm_vthread, gemm_double_buffer,
+         sum_across_blocks, auto_long_sums, max_reduce_per_thread, gemm_shared_local,
+         gemm_vthread, gemm_double_buffer, gemm_wide_tiles,
          nn_conv2d_implicit_gemm, softmax_rows,
          default_schedules, default_injective, conv2d_hwcn]

@@ -187,14 +187,19 @@ def test_kernels_run_from_the_compile_cache_directory(tmp_path, cache_on):
 
 @pytest.mark.parametrize("seed", range(4))
 def test_random_double_buffered_products_match_numpy(seed):
-    """Random sizes and tilings of a double-buffered product (partial tiles, a partial last k
-    step, registers or direct fills, unrolled or not) agree with numpy."""
+    """Random sizes and tilings of a double-buffered product (square or not, partial tiles, a
+    partial last k step, registers or direct fills, unrolled or not) agree with numpy."""
+    from nn.ops import gpu
     rng = np.random.default_rng(100 + seed)
-    cfg = dict(num_thread=int(rng.choice([1, 2])), vthread=int(rng.choice([1, 2])),
-               per_thread=int(rng.choice([1, 2, 3])), step=int(rng.choice([2, 3, 4, 8])),
-               unroll=bool(rng.integers(2)), double_buffer=True)
-    block = cfg["num_thread"] * cfg["vthread"] * cfg["per_thread"]
-    M, N = (int(rng.integers(block, 3 * block + 1)) for _ in range(2))
+
+    def knob(values):           # an int, or a (rows, columns) pair: non-square blocks
+        pick = [int(v) for v in rng.choice(values, 2)]
+        return tuple(pick) if rng.integers(2) else pick[0]
+    cfg = dict(num_thread=knob([1, 2]), vthread=knob([1, 2]), per_thread=knob([1, 2, 3]),
+               step=int(rng.choice([2, 3, 4, 8])), unroll=bool(rng.integers(2)),
+               double_buffer=True)
+    rows, cols = gpu.matmul_block(cfg)
+    M, N = int(rng.integers(rows, 3 * rows + 1)), int(rng.integers(cols, 3 * cols + 1))
     K = int(rng.integers(1, 4 * cfg["step"] + 2))
     s, args, ins, outs, ref = gpu_cases.gemm_vthread(M=M, K=K, N=N, **cfg)
     _check(te.build(s, args, target="cuda"), ins, outs, ref)

@@ -1,4 +1,6 @@
 """nn.ops.gpu.schedule_matmul refuses what it cannot schedule, naming the stage or knob."""
+import re
+
 import pytest
 
 import te
@@ -29,8 +31,7 @@ def test_a_row_sum_is_not_a_product():
         gpu.schedule_matmul(S)
 
 
-@pytest.mark.parametrize("knob,value", [("num_thread", 0), ("step", 2.5), ("vthread", True),
-                                        ("min_blocks", 0)])
+@pytest.mark.parametrize("knob,value", [("step", 2.5), ("min_blocks", 0)])
 def test_bad_knob(knob, value):
     *_, C = _product()
     with pytest.raises(ValueError, match=rf"schedule_matmul: {knob} must be a positive int, "
@@ -38,11 +39,23 @@ def test_bad_knob(knob, value):
         gpu.schedule_matmul(C, **{knob: value})
 
 
-def test_too_many_threads():
+@pytest.mark.parametrize("knob,value", [("num_thread", 0), ("vthread", True),
+                                        ("per_thread", (2, 0)), ("num_thread", (4, 4, 4))])
+def test_bad_tile_knob(knob, value):
     *_, C = _product()
-    with pytest.raises(ValueError, match=r"num_thread=33 makes blocks of 1089 threads "
-                                         r"\(num_thread\^2\), over 1024; use num_thread <= 32"):
-        gpu.schedule_matmul(C, num_thread=33)
+    with pytest.raises(ValueError, match=rf"schedule_matmul: {knob} must be a positive int or "
+                                         rf"a pair of them \(rows, columns\), got "
+                                         rf"{re.escape(repr(value))}"):
+        gpu.schedule_matmul(C, **{knob: value})
+
+
+@pytest.mark.parametrize("num_thread,threads", [(33, 1089), ((16, 128), 2048)])
+def test_too_many_threads(num_thread, threads):
+    *_, C = _product()
+    with pytest.raises(ValueError, match=rf"num_thread={re.escape(repr(num_thread))} makes "
+                                         rf"blocks of {threads} threads, over 1024; use fewer "
+                                         rf"threads \(at most 32 x 32\)"):
+        gpu.schedule_matmul(C, num_thread=num_thread)
 
 
 def _row_sums():

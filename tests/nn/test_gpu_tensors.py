@@ -156,3 +156,24 @@ def test_convolution_kernel_is_the_tiled_product():
     out = f(*(cuda.to_device(a) for a in (x, w, b))).copy_to_host()
     ref = conv2d_nchw_python(x, w, 1, 1) + b[:, None, None]
     np.testing.assert_allclose(out, ref, rtol=1e-4, atol=1e-5)
+
+
+def test_kernel_gradient_split_over_positions(monkeypatch):
+    """The kernel gradient's product is split over the output positions (split-K: a batch of
+    products, then their sum) when its outputs are few; at any split it agrees with numpy."""
+    from numba import cuda
+    from nn.ops import conv, gpu
+    monkeypatch.setattr(conv, "SPLIT_K_MIN_STEPS", 1)      # split even this small product
+    x = RNG.standard_normal((2, 3, 10, 9)).astype("float32")
+    g = RNG.standard_normal((2, 4, 9, 7)).astype("float32")
+    gpu._build.cache_clear()
+    f = gpu.build(conv.conv2d_grad_weight, [x.shape, g.shape], kernel_size=(2, 3),
+                  padding=(0, 0, 0, 0))
+    gpu._build.cache_clear()
+    assert "for part in range(" in f.module.get_source("ir")      # the parts' sum
+    out = f(cuda.to_device(x), cuda.to_device(g)).copy_to_host()
+    ref = np.zeros((4, 3, 2, 3))
+    for ry in range(2):
+        for rx in range(3):
+            ref[:, :, ry, rx] = np.einsum("nfyx,ncyx->fc", g, x[:, :, ry:ry + 9, rx:rx + 7])
+    np.testing.assert_allclose(out, ref, rtol=1e-4, atol=1e-4)
