@@ -8,6 +8,8 @@ around the statements that fill them; "local" buffers become ``cuda.local.array`
 """
 from __future__ import annotations
 
+import functools
+import inspect
 import os
 import re
 
@@ -74,6 +76,16 @@ class _Names:
 def simulator() -> bool:
     """Whether numba runs kernels on its CUDA simulator (NUMBA_ENABLE_CUDASIM=1)."""
     return os.environ.get("NUMBA_ENABLE_CUDASIM", "0") == "1"
+
+
+@functools.lru_cache(maxsize=None)
+def jit_takes_launch_bounds() -> bool:
+    """Whether this numba's ``cuda.jit`` takes ``launch_bounds`` (not its simulator, nor
+    numba-cuda releases older than the option)."""
+    if simulator():
+        return False
+    from numba import cuda
+    return "launch_bounds" in inspect.signature(cuda.jit).parameters
 
 
 class CudaEmitter:
@@ -369,9 +381,9 @@ class CudaEmitter:
                                    f"{MAX_THREADS}; use smaller thread splits (split the axes "
                                    "bound to threadIdx.* with smaller factors)")
         bounds = _launch_bounds(loops, threads, computes)
-        # numba's simulator takes no launch bounds
+        # numba's simulator (and numba-cuda before launch bounds existed) takes none
         self.lines[start:start] = [f"@cuda.jit(launch_bounds={bounds})"
-                                   if bounds and not simulator() else "@cuda.jit"]
+                                   if bounds and jit_takes_launch_bounds() else "@cuda.jit"]
         self.lines.append("")
         grid = ", ".join(self.expr(d) for d in dims["blockIdx"])
         block = ", ".join(self.expr(d) for d in dims["threadIdx"])

@@ -16,7 +16,7 @@ import numpy as np
 from codegen_llvm.module import BenchmarkResult
 from codegen_llvm.runtime import ArgumentError, Signature, as_array_view
 
-from .emit import MAX_THREADS, NUMBA_TYPE, simulator
+from .emit import MAX_THREADS, NUMBA_TYPE, jit_takes_launch_bounds, simulator
 
 
 def _globals():
@@ -187,7 +187,8 @@ def kernels_ptx(namespace, kernels, cc=(9, 0)) -> str:
         sig = [getattr(types, _scalar(b.dtype))[::1] for b in k.buffers]
         sig += [getattr(types, _scalar(v.dtype)) for v in k.scalars]
         py = namespace[k.name].py_func
-        ptx, _ = cuda.compile_ptx(py, tuple(sig), cc=cc, launch_bounds=k.launch_bounds)
+        bounds = dict(launch_bounds=k.launch_bounds) if jit_takes_launch_bounds() else {}
+        ptx, _ = cuda.compile_ptx(py, tuple(sig), cc=cc, **bounds)
         out.append(ptx)
     return "\n".join(out)
 
