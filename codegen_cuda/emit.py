@@ -88,10 +88,20 @@ def jit_takes_launch_bounds() -> bool:
     return "launch_bounds" in inspect.signature(cuda.jit).parameters
 
 
+@functools.lru_cache(maxsize=None)
+def shared_takes_alignment() -> bool:
+    """Whether this numba's ``cuda.shared.array`` takes ``alignment`` (not its simulator, nor
+    numba-cuda releases older than the option)."""
+    if simulator():
+        return False
+    from numba import cuda
+    return "alignment" in inspect.signature(cuda.shared.array).parameters
+
+
 class CudaEmitter:
     def __init__(self, func):
         self.func = func
-        self.align_shared = not simulator()
+        self.align_shared = shared_takes_alignment()
         self.names = _Names()
         self.lines = []
         self.kernels = []

@@ -68,15 +68,17 @@ def real_gpu_source(declare, shapes, dtypes, params):
     import codegen_cuda.emit as emit
     import te
     from codegen_llvm import _shape_vars
-    saved = gpu.simulator, emit.simulator, emit.jit_takes_launch_bounds
+    saved = (gpu.simulator, emit.simulator, emit.jit_takes_launch_bounds,
+             emit.shared_takes_alignment)
     gpu.simulator = emit.simulator = lambda: False
-    emit.jit_takes_launch_bounds = lambda: True
+    emit.jit_takes_launch_bounds = emit.shared_takes_alignment = lambda: True
     try:
         s, args, *_ = gpu.declare_for_gpu(declare, shapes, dtypes, params)
         func = te.lower(s, args, target="cuda")
         source, kernels, _ = emit.emit_source(func, _shape_vars(func))
     finally:
-        gpu.simulator, emit.simulator, emit.jit_takes_launch_bounds = saved
+        (gpu.simulator, emit.simulator, emit.jit_takes_launch_bounds,
+         emit.shared_takes_alignment) = saved
     return f"{declare.__name__} {shapes}", source, kernels
 
 
