@@ -53,6 +53,9 @@ def versions():
         dev = cuda.get_current_device()
         print(f"GPU {dev.name.decode() if isinstance(dev.name, bytes) else dev.name}, "
               f"compute capability {dev.compute_capability}")
+        from codegen_cuda.emit import jit_takes_launch_bounds, shared_takes_alignment
+        print(f"numba-cuda takes launch_bounds: {jit_takes_launch_bounds()}, shared array "
+              f"alignment: {shared_takes_alignment()}")
 
 
 def vendor():
