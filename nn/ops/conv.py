@@ -236,10 +236,6 @@ def conv2d_grad_weight(data, grad, kernel_size=(1, 1), stride=(1, 1), padding=(0
                       name="conv2d_grad_weight", tag="conv2d_grad_weight")
 
 
-SPLIT_K_BLOCKS = 256     # blocks that the kernel gradient's product aims at (split-K)
-SPLIT_K_MIN_STEPS = 64   # ... with at least this many k steps in each part
-
-
 def _grad_weight_implicit_gemm(data, grad, sizes, stride, dilation, padding):
     """The kernel gradient declared for the GPU: products over the output positions for
     ``nn.ops.gpu.schedule_matmul`` (as the forward convolution, ``cpu_conv``), the positions
@@ -253,14 +249,13 @@ def _grad_weight_implicit_gemm(data, grad, sizes, stride, dilation, padding):
         out[f, c, ry, rx] = sum_s acc[s, f, (c * KH + ry) * KW + rx]
 
     both operands zero-padded to whole tiles, which are the shared-memory tiles."""
-    from .gpu import matmul_block, matmul_config
+    from .gpu import matmul_block, matmul_config, split_k_parts
     N, C, _, _, F, KH, KW, OH, OW = sizes
     K, P, Q = C * KH * KW, N * OH * OW, OH * OW
     cfg = {knob: v for knob, v in matmul_config(F, K, P).items() if knob != "min_blocks"}
     rows, cols = matmul_block(cfg)
     Fp, Kp, step = pad_to(F, rows), pad_to(K, cols), cfg["step"]
-    blocks = Fp // rows * (Kp // cols)
-    parts = max(1, min(-(-SPLIT_K_BLOCKS // blocks), P // (step * SPLIT_K_MIN_STEPS)))
+    parts = split_k_parts(Fp // rows * (Kp // cols), P, step)
     L = pad_to(-(-P // parts), step)
 
     def fg(s, f, l):

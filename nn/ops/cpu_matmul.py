@@ -94,8 +94,17 @@ def _product(A, B, bias, transpose_b, batch, tile, name, transpose_a=False):
 
     target = Target.current()
     if target is not None and target.kind.name == "cuda":
-        return output(_gpu_product(A, B, a_shape, b_shape, transpose_a, transpose_b, nbatch,
-                                   at, (M, N, K), name))
+        acc, parts = _gpu_product(A, B, a_shape, b_shape, transpose_a, transpose_b, nbatch,
+                                  at, (M, N, K), name)
+        if parts == 1:
+            return output(acc)
+        part = te.reduce_axis((0, parts), name="part")     # split-K: the parts added up
+        total = te.compute(nbatch + (M, N), lambda *idx: te.sum(acc[(part,) + idx], axis=part),
+                           name=name if bias is None else f"{name}.sum", tag="matmul_split_k")
+        if bias is None:
+            return total
+        return te.compute(nbatch + (M, N), lambda *idx: total[idx] + bias[idx[-1]], name=name,
+                          tag="matmul")
 
     strategy, (my, bn) = _check_tile(tile, M) if tile else default_tile(M, N, transpose_b)
     Mp, Np = pad_to(M, my), pad_to(N, bn)
@@ -126,14 +135,23 @@ def _product(A, B, bias, transpose_b, batch, tile, name, transpose_a=False):
 
 
 def _gpu_product(A, B, a_shape, b_shape, transpose_a, transpose_b, nbatch, at, sizes, name):
-    """The product declared for ``nn.ops.gpu.schedule_matmul``: each operand zero-padded (in
-    its own layout) to whole tiles of the schedule (``gpu.matmul_config``), so that the tiles
-    need no guards; the stages that pad become the shared-memory tiles."""
-    from .gpu import matmul_config, matmul_block
+    """(product, parts): the product declared for ``nn.ops.gpu.schedule_matmul``: each
+    operand zero-padded (in its own layout) to whole tiles of the schedule
+    (``gpu.matmul_config``), so that the tiles need no guards; the stages that pad become the
+    shared-memory tiles. A product of few tiles and a long reduction is split along k into
+    ``parts`` products (``gpu.split_k_parts``; a leading axis of the result) for the caller
+    to add up."""
+    from .gpu import matmul_block, matmul_config, split_k_parts
     M, N, K = sizes
     cfg = matmul_config(M, N, K)
     rows, cols = matmul_block(cfg)
-    Mp, Np, Kp = pad_to(M, rows), pad_to(N, cols), pad_to(K, cfg["step"])
+    Mp, Np, step = pad_to(M, rows), pad_to(N, cols), cfg["step"]
+    batches = 1
+    for b in nbatch:
+        batches *= b
+    parts = split_k_parts(batches * (Mp // rows) * (Np // cols), K, step)
+    KL = pad_to(-(-K // parts), step)
+    Kp = parts * KL
     nb = len(nbatch)
 
     def padded(T, t_shape, rows, cols, tag):
@@ -148,14 +166,16 @@ def _gpu_product(A, B, a_shape, b_shape, transpose_a, transpose_b, nbatch, at, s
     m, n, kk = (M, Mp), (N, Np), (K, Kp)
     Ap = padded(A, a_shape, *((kk, m) if transpose_a else (m, kk)), "Apad")
     Bp = padded(B, b_shape, *((n, kk) if transpose_b else (kk, n)), "Bpad")
-    k = te.reduce_axis((0, Kp), name="k")
+    k = te.reduce_axis((0, KL), name="k")
 
     def fprod(*idx):
-        *b, y, x = idx
-        a = Ap[at(a_shape, b, k, y)] if transpose_a else Ap[at(a_shape, b, y, k)]
-        return te.sum(a * Bp[at(b_shape, b, *((x, k) if transpose_b else (k, x)))], axis=k)
-    return te.compute(nbatch + (Mp, Np), fprod, name=f"{name}.acc", tag="gpu_matmul_acc",
-                      attrs={"config": cfg})
+        part, (*b, y, x) = (idx[0], idx[1:]) if parts > 1 else (0, idx)
+        kp = part * KL + k if parts > 1 else k
+        a = Ap[at(a_shape, b, kp, y)] if transpose_a else Ap[at(a_shape, b, y, kp)]
+        return te.sum(a * Bp[at(b_shape, b, *((x, kp) if transpose_b else (kp, x)))], axis=k)
+    split = (parts,) if parts > 1 else ()
+    return te.compute(split + nbatch + (Mp, Np), fprod, name=f"{name}.acc",
+                      tag="gpu_matmul_acc", attrs={"config": cfg}), parts
 
 
 def matmul(A, B, bias=None, tile=None, name="matmul"):

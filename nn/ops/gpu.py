@@ -242,6 +242,17 @@ MATMUL_LARGE_FROM = (1024 * 1024, 96)
 MATMUL_MEDIUM_FROM = (512 * 1024, 48)
 
 
+SPLIT_K_BLOCKS = 256     # blocks that a product of few tiles and a long reduction aims at
+SPLIT_K_MIN_STEPS = 64   # ... with at least this many k steps in each part
+
+
+def split_k_parts(blocks, length, step):
+    """Into how many parts to split a product's reduction of ``length`` (split-K) when its
+    tiles make only ``blocks`` blocks: enough parts for about ``SPLIT_K_BLOCKS`` blocks, each
+    part at least ``SPLIT_K_MIN_STEPS`` steps of ``step``; 1: no split."""
+    return max(1, min(-(-SPLIT_K_BLOCKS // blocks), length // (step * SPLIT_K_MIN_STEPS)))
+
+
 def matmul_config(M, N, K):
     """Tile sizes of ``schedule_matmul`` for an M x N x K product (per batch):
     ``MATMUL_LARGE`` or, with fewer outputs or a shorter side (``MATMUL_*_FROM``),

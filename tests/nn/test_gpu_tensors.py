@@ -163,7 +163,7 @@ def test_kernel_gradient_split_over_positions(monkeypatch):
     products, then their sum) when its outputs are few; at any split it agrees with numpy."""
     from numba import cuda
     from nn.ops import conv, gpu
-    monkeypatch.setattr(conv, "SPLIT_K_MIN_STEPS", 1)      # split even this small product
+    monkeypatch.setattr(gpu, "SPLIT_K_MIN_STEPS", 1)       # split even this small product
     x = RNG.standard_normal((2, 3, 10, 9)).astype("float32")
     g = RNG.standard_normal((2, 4, 9, 7)).astype("float32")
     gpu._build.cache_clear()
@@ -177,3 +177,22 @@ def test_kernel_gradient_split_over_positions(monkeypatch):
         for rx in range(3):
             ref[:, :, ry, rx] = np.einsum("nfyx,ncyx->fc", g, x[:, :, ry:ry + 9, rx:rx + 7])
     np.testing.assert_allclose(out, ref, rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("declare,shapes,ref", [
+    ("dense", [(5, 70), (6, 70), (6,)], lambda x, w, b: x @ w.T + b),
+    ("matmul", [(5, 70), (70, 6)], lambda a, b: a @ b),
+    ("batch_matmul", [(2, 5, 70), (1, 70, 6)], lambda a, b: a @ b)])
+def test_products_split_along_k(monkeypatch, declare, shapes, ref):
+    """A product of few tiles and a long reduction is split along k (a batch of partial
+    products, then their sum, then the bias): values agree with numpy."""
+    from numba import cuda
+    from nn.ops import cpu_matmul, gpu
+    monkeypatch.setattr(gpu, "SPLIT_K_MIN_STEPS", 1)       # split even this small product
+    gpu._build.cache_clear()
+    f = gpu.build(getattr(cpu_matmul, declare), shapes)
+    gpu._build.cache_clear()
+    assert "for part in range(" in f.module.get_source("ir")
+    arrays = [RNG.standard_normal(s).astype("float32") for s in shapes]
+    out = f(*(cuda.to_device(a) for a in arrays)).copy_to_host()
+    np.testing.assert_allclose(out, ref(*arrays), rtol=1e-4, atol=1e-4)
