@@ -16,7 +16,8 @@ import re
 from te import dtypes
 from te.expr import (Add, And, Call, EQ, FloorDiv, FloorMod, GE, GT, IntImm, LE, LT, Max,
                      Mul, NE, Or, Sub)
-from schedule.analysis import allocation_chain, loads_from, stores_to, thread_loops, uses
+from schedule.analysis import (allocation_chain, loads_from, stored_buffers, stores_to,
+                               thread_loops, uses)
 from schedule.functor import post_order_visit
 from schedule.interp import alloc_size
 from schedule.ir import Allocate, Buffer, BufferLoad, BufferStore, ForKind, SeqStmt
@@ -79,23 +80,23 @@ def simulator() -> bool:
 
 
 @functools.lru_cache(maxsize=None)
+def _numba_takes(api, option) -> bool:
+    """Whether ``numba.cuda.<api>`` of this numba takes keyword ``option``: not on numba's
+    simulator, nor in numba-cuda releases older than the option (the GPU machines may have
+    one)."""
+    if simulator():
+        return False
+    from numba import cuda
+    fn = functools.reduce(getattr, api.split("."), cuda)
+    return option in inspect.signature(fn).parameters
+
+
 def jit_takes_launch_bounds() -> bool:
-    """Whether this numba's ``cuda.jit`` takes ``launch_bounds`` (not its simulator, nor
-    numba-cuda releases older than the option)."""
-    if simulator():
-        return False
-    from numba import cuda
-    return "launch_bounds" in inspect.signature(cuda.jit).parameters
+    return _numba_takes("jit", "launch_bounds")
 
 
-@functools.lru_cache(maxsize=None)
 def shared_takes_alignment() -> bool:
-    """Whether this numba's ``cuda.shared.array`` takes ``alignment`` (not its simulator, nor
-    numba-cuda releases older than the option)."""
-    if simulator():
-        return False
-    from numba import cuda
-    return "alignment" in inspect.signature(cuda.shared.array).parameters
+    return _numba_takes("shared.array", "alignment")
 
 
 class CudaEmitter:
@@ -489,13 +490,7 @@ def _np_name(dtype):
 
 
 def _written(stmt):
-    names = []
-
-    def visit(n):
-        if isinstance(n, BufferStore) and n.buffer.name not in names:
-            names.append(n.buffer.name)
-    post_order_visit(stmt, visit)
-    return names
+    return list(dict.fromkeys(b.name for b in stored_buffers(stmt)))
 
 
 def emit_source(func, shape_vars):

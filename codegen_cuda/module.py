@@ -52,16 +52,27 @@ def _load(source, name):
     in ``__pycache__`` beside the file, and a later process loads it instead of compiling (a
     tiled kernel takes seconds to compile). Otherwise, and on numba's simulator, the source
     runs in memory."""
-    from codegen_llvm import cache
     g = _globals()
-    root = cache.get_cache_dir()
-    if simulator() or root is None:
+    cached = None if simulator() else _cache_file(source)
+    if cached is None:
         exec(compile(source, f"<tensorweave cuda {name}>", "exec"), g)
-        return g
+    else:
+        path, text = cached
+        g["__name__"] = "tensorweave_cuda_" + os.path.basename(path)[:-3]
+        exec(compile(text, path, "exec"), g)   # numba finds the file (and its cache) by name
+    return g
+
+
+def _cache_file(source):
+    """(path, text) of ``source`` with ``cache=True`` on its kernels, written once into the
+    compile cache's ``cuda/`` directory; None when the cache is off or cannot be written."""
+    from codegen_llvm import cache
+    root = cache.get_cache_dir()
+    if root is None:
+        return None
     text = _JIT.sub(lambda m: f"@cuda.jit({', '.join(filter(None, ['cache=True', m[1]]))})",
                     source)
-    key = hashlib.sha256(text.encode()).hexdigest()[:40]
-    path = os.path.join(root, "cuda", f"k{key}.py")
+    path = os.path.join(root, "cuda", f"k{hashlib.sha256(text.encode()).hexdigest()[:40]}.py")
     try:
         if not os.path.exists(path):
             os.makedirs(os.path.dirname(path), exist_ok=True)
@@ -69,12 +80,9 @@ def _load(source, name):
             with open(tmp, "w") as f:
                 f.write(text)
             os.replace(tmp, path)          # atomic: other processes see all of it or nothing
-    except OSError:                       # a cache directory we cannot write: run in memory
-        exec(compile(source, f"<tensorweave cuda {name}>", "exec"), g)
-        return g
-    g["__name__"] = f"tensorweave_cuda_k{key}"
-    exec(compile(text, path, "exec"), g)   # numba finds the file (and its cache) by co_filename
-    return g
+    except OSError:
+        return None
+    return path, text
 
 
 def _is_gpu_array(x):

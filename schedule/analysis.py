@@ -63,6 +63,18 @@ def thread_loops(node) -> list:
     return found
 
 
+def stored_buffers(node) -> list:
+    """The buffers that ``node`` writes, in the order of their first store."""
+    found = {}
+
+    class _V(IRVisitor):
+        def visit_BufferStore(self, n):
+            found.setdefault(n.buffer, None)
+            self.generic_visit(n)
+    _V().visit(node)
+    return list(found)
+
+
 def stores_to(node, buffers) -> bool:
     """Whether ``node`` writes any of ``buffers``."""
     return _touches(node, buffers, "visit_BufferStore")

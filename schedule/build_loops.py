@@ -7,14 +7,14 @@ are emitted, with their allocation, inside the consumer's attach loop.
 """
 from __future__ import annotations
 
-from te.expr import Call, IntImm, Reduce, Var, all_, const
+from te.expr import IntImm, Reduce, Var, all_, const
 from te.functor import ExprMutator, substitute
 from te.tensor import COMM_REDUCE, ComputeOp, PlaceholderOp, Tensor
 
 from .functor import substitute as ir_substitute
 from .bound import _loads, loop_ranges, pass_up
-from .ir import (Allocate, Buffer, BufferLoad, BufferStore, Evaluate, For, ForKind, IfThenElse,
-                 LetStmt, PrimFunc, seq)
+from .ir import (Allocate, Buffer, BufferLoad, BufferStore, For, ForKind, IfThenElse, LetStmt,
+                 PrimFunc, seq, storage_sync)
 from .simplify import can_prove, simplify
 from .stage import ScheduleError, Split
 
@@ -206,7 +206,7 @@ class _Builder:
         tx = Var(tleaf.var.name + "_red")
         base = simplify(lin * T)
         slot = simplify(base + tx)
-        sync = Evaluate(Call("tvm_storage_sync", (), "int32"))
+        sync = storage_sync()
         tree = [BufferStore(red_buf, acc_val, (slot,)), sync]
         width = T.value
         step = 1 << max(0, (width - 1).bit_length() - 1)

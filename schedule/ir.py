@@ -10,7 +10,7 @@ import enum
 from dataclasses import dataclass, field
 
 from te import dtypes
-from te.expr import Expr, Var
+from te.expr import Call, Expr, Var
 
 NODE = dataclass(frozen=True, eq=False, repr=False)
 
@@ -126,6 +126,11 @@ class LetStmt(Stmt):
 @NODE
 class Evaluate(Stmt):
     value: Expr
+
+
+def storage_sync() -> Stmt:
+    """A barrier among the threads of a GPU block (``cuda.syncthreads()``)."""
+    return Evaluate(Call("tvm_storage_sync", (), "int32"))
 
 
 def seq(*stmts) -> Stmt:

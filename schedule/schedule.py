@@ -98,16 +98,7 @@ class Schedule:
                 if isinstance(s.op, ComputeOp) and outs & set(s.op.input_tensors())]
 
     def reads_transitively(self, consumer, producer) -> bool:
-        todo, seen = [consumer.op], set()
-        while todo:
-            op = todo.pop()
-            for t in op.input_tensors():
-                if t.op is producer.op:
-                    return True
-                if t.op not in seen:
-                    seen.add(t.op)
-                    todo.append(t.op)
-        return False
+        return consumer.op.reads(producer.op)
 
     # ------------------------------------------------------------------ graph rewriting
     def _replace_op(self, stage, new_op):

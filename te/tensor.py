@@ -186,6 +186,19 @@ class Operation:
     def input_tensors(self) -> list:
         return []
 
+    def reads(self, producer) -> bool:
+        """Whether this operation reads an output of operation ``producer``, directly or
+        through other operations."""
+        todo, seen = [self], set()
+        while todo:
+            for t in todo.pop().input_tensors():
+                if t.op is producer:
+                    return True
+                if t.op not in seen:
+                    seen.add(t.op)
+                    todo.append(t.op)
+        return False
+
     def __repr__(self):
         return f"{type(self).__name__}({self.name})"
 

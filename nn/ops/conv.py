@@ -252,7 +252,7 @@ def _grad_weight_implicit_gemm(data, grad, sizes, stride, dilation, padding):
     from .gpu import matmul_block, matmul_config, split_k_parts
     N, C, _, _, F, KH, KW, OH, OW = sizes
     K, P, Q = C * KH * KW, N * OH * OW, OH * OW
-    cfg = {knob: v for knob, v in matmul_config(F, K, P).items() if knob != "min_blocks"}
+    cfg = matmul_config(F, K, P, cap_registers=False)      # the gathers need the registers
     rows, cols = matmul_block(cfg)
     Fp, Kp, step = pad_to(F, rows), pad_to(K, cols), cfg["step"]
     parts = split_k_parts(Fp // rows * (Kp // cols), P, step)

@@ -193,9 +193,7 @@ def _conv2d_implicit_gemm(data, kernel, sizes, stride, dilation, padding, name, 
     from .gpu import matmul_block, matmul_config
     N, C, H, W, F, KH, KW, OH, OW = sizes
     taps, K, P = KH * KW, C * KH * KW, N * OH * OW
-    # no register cap: the gathers' addressing takes 181 registers at 128 x 128 tiles (sm_90,
-    # ptxas 13.0), and capped at 128 for two blocks per SM the loop spilled
-    cfg = {knob: v for knob, v in matmul_config(F, P, K).items() if knob != "min_blocks"}
+    cfg = matmul_config(F, P, K, cap_registers=False)      # the gathers need the registers
     rows, cols = matmul_block(cfg)
     Fp, Pp, Kp = pad_to(F, rows), pad_to(P, cols), pad_to(K, cfg["step"])
 

@@ -27,6 +27,8 @@ The declaration also picks one of three strategies for ``schedule_matmul`` (``ac
 """
 from __future__ import annotations
 
+import math
+
 import te
 from te.target import Target
 
@@ -146,10 +148,7 @@ def _gpu_product(A, B, a_shape, b_shape, transpose_a, transpose_b, nbatch, at, s
     cfg = matmul_config(M, N, K)
     rows, cols = matmul_block(cfg)
     Mp, Np, step = pad_to(M, rows), pad_to(N, cols), cfg["step"]
-    batches = 1
-    for b in nbatch:
-        batches *= b
-    parts = split_k_parts(batches * (Mp // rows) * (Np // cols), K, step)
+    parts = split_k_parts(math.prod(nbatch) * (Mp // rows) * (Np // cols), K, step)
     KL = pad_to(-(-K // parts), step)
     Kp = parts * KL
     nb = len(nbatch)

@@ -85,7 +85,7 @@ def reduce_across_blocks(s, out, parts, num_thread=256, combine_threads=32):
                          "schedule_injective or schedule_auto")
     for knob, value in (("parts", parts), ("num_thread", num_thread),
                         ("combine_threads", combine_threads)):
-        if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+        if not _is_count(value):
             raise ValueError(f"reduce_across_blocks: {knob} must be a positive int, "
                              f"got {value!r}")
     reduce_axes = list(op.reduce_axis)
@@ -108,8 +108,9 @@ def schedule_matmul(C, num_thread=16, vthread=2, per_thread=4, step=16, s=None, 
                     double_buffer=False, min_blocks=None):
     """``C[..., i, j] = sum_k A[..., i, k] * B[..., k, j]`` (either operand may be read
     transposed, leading axes are a batch): blocks of (vthread*num_thread*per_thread)^2
-    outputs (each of the three knobs an int or a (rows, columns) pair: non-square blocks); A and B tiles staged through shared memory, fragments through registers, the
-    outputs of each thread interleaved over ``vthread`` virtual threads; a batch is
+    outputs (each of the three knobs an int or a (rows, columns) pair: non-square blocks);
+    A and B tiles staged through shared memory, fragments through registers, the outputs of
+    each thread interleaved over ``vthread`` virtual threads; a batch is
     ``blockIdx.z``. ``C`` is the reduction itself (accumulated in registers by a
     ``cache_write``) or an elementwise stage over one (such as a bias added to a product: the
     product then accumulates in registers and the bias is added on the way out). Partial tiles
@@ -136,28 +137,17 @@ def schedule_matmul(C, num_thread=16, vthread=2, per_thread=4, step=16, s=None, 
         else:
             shared = s.cache_read(T, "shared", [CL])
         caches.append((shared, s.cache_read(shared, "local", [CL])))
-    (vy, vx), (ny, nx) = _pair(vthread), _pair(num_thread)
-    block_y, block_x = matmul_block(dict(num_thread=num_thread, vthread=vthread,
-                                         per_thread=per_thread))
+    ny, nx = _pair(num_thread)
     *batch, y, x = s[C].op.axis
-    by, yi = s[C].split(y, factor=block_y)
-    bx, xi = s[C].split(x, factor=block_x)
-    tyz, yi = s[C].split(yi, nparts=vy)
-    txz, xi = s[C].split(xi, nparts=vx)
-    ty, yi = s[C].split(yi, nparts=ny)
-    tx, xi = s[C].split(xi, nparts=nx)
+    block = matmul_block(dict(num_thread=num_thread, vthread=vthread, per_thread=per_thread))
+    by, bx, tyz, txz, ty, tx, yi, xi = _block_tiles(s[C], y, x, block, _pair(vthread),
+                                                    (ny, nx))
     s[C].reorder(*batch, by, bx, tyz, txz, ty, tx, yi, xi)
     if batch:
         s[C].bind(s[C].fuse(*batch) if len(batch) > 1 else batch[0],
                   te.thread_axis("blockIdx.z"))
-    s[C].bind(by, te.thread_axis("blockIdx.y"))
-    s[C].bind(bx, te.thread_axis("blockIdx.x"))
     if min_blocks is not None:
         s[C].pragma(bx, "min_blocks_per_sm", min_blocks)
-    s[C].bind(tyz, te.thread_axis((0, vy), "vthread", name="vy"))
-    s[C].bind(txz, te.thread_axis((0, vx), "vthread", name="vx"))
-    s[C].bind(ty, te.thread_axis("threadIdx.y"))
-    s[C].bind(tx, te.thread_axis("threadIdx.x"))
     if unroll:                  # constant indices: the accumulators stay registers
         s[C].unroll(yi)
         s[C].unroll(xi)
@@ -182,6 +172,31 @@ def schedule_matmul(C, num_thread=16, vthread=2, per_thread=4, step=16, s=None, 
     return s
 
 
+def _block_tiles(stage, y, x, block, vthread, num_thread):
+    """Split axes ``y`` and ``x`` of ``stage`` into blocks of ``block`` = (rows, columns)
+    outputs, each spread over ``vthread`` x ``num_thread`` (pairs: rows, columns) virtual
+    threads and threads, and bind them: (by, bx, vy, vx, ty, tx, yi, xi), the last two each
+    thread's own part (the caller orders them)."""
+    by, yi = stage.split(y, factor=block[0])
+    bx, xi = stage.split(x, factor=block[1])
+    tyz, yi = stage.split(yi, nparts=vthread[0])
+    txz, xi = stage.split(xi, nparts=vthread[1])
+    ty, yi = stage.split(yi, nparts=num_thread[0])
+    tx, xi = stage.split(xi, nparts=num_thread[1])
+    stage.bind(by, te.thread_axis("blockIdx.y"))
+    stage.bind(bx, te.thread_axis("blockIdx.x"))
+    stage.bind(tyz, te.thread_axis((0, vthread[0]), "vthread", name="vy"))
+    stage.bind(txz, te.thread_axis((0, vthread[1]), "vthread", name="vx"))
+    stage.bind(ty, te.thread_axis("threadIdx.y"))
+    stage.bind(tx, te.thread_axis("threadIdx.x"))
+    return by, bx, tyz, txz, ty, tx, yi, xi
+
+
+def _is_count(value) -> bool:
+    """Whether a knob's ``value`` is a positive int (not a bool)."""
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 1
+
+
 def _pair(knob):
     """A knob that is an int or a (rows, columns) pair, as a pair."""
     return tuple(knob) if isinstance(knob, (tuple, list)) else (knob, knob)
@@ -192,9 +207,7 @@ def _check_matmul(C, knobs):
     for knob, value in knobs.items():
         pair = knob in ("num_thread", "vthread", "per_thread")
         parts = _pair(value) if pair else (value,)
-        if len(parts) != (2 if pair else 1) or \
-                not all(isinstance(v, int) and not isinstance(v, bool) and v >= 1
-                        for v in parts):
+        if len(parts) != (2 if pair else 1) or not all(map(_is_count, parts)):
             what = "a positive int or a pair of them (rows, columns)" if pair else \
                 "a positive int"
             raise ValueError(f"schedule_matmul: {knob} must be {what}, got {value!r}")
@@ -253,15 +266,20 @@ def split_k_parts(blocks, length, step):
     return max(1, min(-(-SPLIT_K_BLOCKS // blocks), length // (step * SPLIT_K_MIN_STEPS)))
 
 
-def matmul_config(M, N, K):
+def matmul_config(M, N, K, cap_registers=True):
     """Tile sizes of ``schedule_matmul`` for an M x N x K product (per batch):
     ``MATMUL_LARGE`` or, with fewer outputs or a shorter side (``MATMUL_*_FROM``),
     ``MATMUL_MEDIUM`` (``MATMUL_WIDE`` when one side is short and the other at least four
     times longer), else ``MATMUL_SMALL``; the k step shortened for a short reduction. On
     numba's simulator, which runs every thread as a Python thread and makes barriers slow, one
-    thread per 8 x 8 block."""
+    thread per 8 x 8 block. ``cap_registers=False`` drops the large tiles' register cap (a
+    product that gathers its operands, such as a convolution's patches, needs more for the
+    addresses: 181 registers at 128 x 128, and capped at 128 its loop spilled)."""
     def config(cfg):                        # a short reduction: a short step, little padding
-        return dict(cfg, step=min(cfg["step"], -(-K // 4) * 4))
+        cfg = dict(cfg, step=min(cfg["step"], -(-K // 4) * 4))
+        if not cap_registers:
+            cfg.pop("min_blocks", None)
+        return cfg
     if simulator():
         return config(dict(num_thread=1, vthread=1, per_thread=8, step=16, unroll=False,
                            double_buffer=True))
@@ -289,25 +307,14 @@ def schedule_conv2d_hwcn(B, tile=8, num_thread=8, vthread=2, step=8):
     AL = s.cache_read(AA, "local", [B])
     WL = s.cache_read(WW, "local", [B])
     BL = s.cache_write(B, "local")
-    block_factor = tile * num_thread
     thread_x = te.thread_axis((0, num_thread), "threadIdx.x")
     thread_y = te.thread_axis((0, num_thread), "threadIdx.y")
     hi, wi, fi, ni = s[B].op.axis
     bz = s[B].fuse(hi, wi)
-    by, fi = s[B].split(fi, factor=block_factor)
-    bx, ni = s[B].split(ni, factor=block_factor)
-    tyz, fi = s[B].split(fi, nparts=vthread)
-    txz, ni = s[B].split(ni, nparts=vthread)
-    ty, fi = s[B].split(fi, nparts=num_thread)
-    tx, ni = s[B].split(ni, nparts=num_thread)
+    by, bx, tyz, txz, ty, tx, fi, ni = _block_tiles(s[B], fi, ni, (tile * num_thread,) * 2,
+                                                    (vthread,) * 2, (num_thread,) * 2)
     s[B].reorder(bz, by, bx, tyz, txz, ty, tx, fi, ni)
     s[B].bind(bz, te.thread_axis("blockIdx.z"))
-    s[B].bind(by, te.thread_axis("blockIdx.y"))
-    s[B].bind(bx, te.thread_axis("blockIdx.x"))
-    s[B].bind(tyz, te.thread_axis((0, vthread), "vthread", name="vy"))
-    s[B].bind(txz, te.thread_axis((0, vthread), "vthread", name="vx"))
-    s[B].bind(ty, thread_y)
-    s[B].bind(tx, thread_x)
     s[BL].compute_at(s[B], tx)
     yi, xi, fi, ni = s[BL].op.axis
     ry, rx, rc = s[BL].op.reduce_axis
@@ -343,8 +350,9 @@ def schedule_auto(outs, num_thread=128, reduce_threads=32):
     reduction among ``reduce_threads`` threads (rfactor and a cross-thread combine) when there
     are few outputs (under ``CROSS_THREAD_MAX_OUTPUTS``), and among several blocks when that
     would leave the GPU mostly idle (``reduction_parts``: a long reduction to few values,
-    such as a loss or a normalization's statistics; two kernels); with many outputs (a convolution) or several outputs per element (a tuple
-    reduction), one thread computes each output serially, which already fills the GPU. Matrix
+    such as a loss or a normalization's statistics; two kernels); with many outputs (a
+    convolution) or several outputs per element (a tuple reduction), one thread computes
+    each output serially, which already fills the GPU. Matrix
     products (nn.ops' matmul, dense, matmul_tn and batch_matmul, declared for the GPU) get
     ``schedule_matmul``'s shared-memory tiles, bias added on the way out."""
     outs = list(outs) if isinstance(outs, (list, tuple)) else [outs]
@@ -364,13 +372,13 @@ def schedule_auto(outs, num_thread=128, reduce_threads=32):
         s[scalar_consumer].bind(tx, te.thread_axis("threadIdx.x"))
     for stage in roots:
         out = stage.op.output(0)
+        outputs = num_elements([iv.dom.extent for iv in stage.op.axis])
         if not stage.op.axis:
             stage.compute_at(s[scalar_consumer], s[scalar_consumer].leaf_iter_vars[-1])
         elif stage.op is scalar_consumer.op if scalar_consumer is not None else False:
             continue
         elif stage.op.is_reduction and len(stage.op.outputs) == 1 and not simulator() and \
-                num_elements([iv.dom.extent for iv in stage.op.axis]) < CROSS_THREAD_MAX_OUTPUTS:
-            outputs = num_elements([iv.dom.extent for iv in stage.op.axis])
+                outputs < CROSS_THREAD_MAX_OUTPUTS:
             parts = reduction_parts(outputs, num_elements([iv.dom.extent
                                                            for iv in stage.op.reduce_axis]))
             if parts > 1:           # few outputs, long reductions: blocks share each one
@@ -461,24 +469,10 @@ def _as_vector(scalar, others=()):
     thread."""
     op = scalar.op
     if isinstance(op, ComputeOp) and op.is_reduction and len(op.outputs) == 1 and \
-            not any(_reads(o.op, op) for o in others):
+            not any(o.op.reads(op) for o in others):
         return te.compute((1,), lambda i: op.body[0], name=scalar.name + "_1")
     return te.compute((1,), lambda i: scalar(), name=scalar.name + "_1",
                       attrs={"scalar_of": scalar.name})
-
-
-def _reads(op, producer):
-    """Whether ``op`` reads ``producer``'s output, directly or through other stages."""
-    stack, seen = [op], set()
-    while stack:
-        cur = stack.pop()
-        for t in cur.input_tensors() if isinstance(cur, ComputeOp) else ():
-            if t.op is producer:
-                return True
-            if t.op not in seen:
-                seen.add(t.op)
-                stack.append(t.op)
-    return False
 
 
 def build(declare, shapes, dtype="float32", **params):

@@ -20,33 +20,18 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from te.expr import Call, IntImm, const
+from te.expr import IntImm, const
 
-from ..analysis import allocation_chain, loads_from, stores_to
-from ..functor import IRMutator, IRVisitor, redirect, substitute
+from ..analysis import allocation_chain, loads_from, stored_buffers, stores_to
+from ..functor import IRMutator, redirect, substitute
 from ..interp import alloc_size
-from ..ir import (Allocate, Buffer, BufferLoad, BufferStore, Evaluate, For, ForKind, IfThenElse,
-                  seq)
+from ..ir import (Allocate, Buffer, BufferLoad, BufferStore, For, ForKind, IfThenElse, seq,
+                  storage_sync)
 from ..simplify import simplify
 from ..stage import ScheduleError
 
 DOUBLE_BUFFER = "double_buffer"
 STAGE_MAX = 64          # registers per thread and buffer for the staged copy of the next tile
-
-
-def sync():
-    return Evaluate(Call("tvm_storage_sync", (), "int32"))
-
-
-def _stored(node) -> set:
-    found = set()
-
-    class _V(IRVisitor):
-        def visit_BufferStore(self, n):
-            found.add(n.buffer)
-            self.generic_visit(n)
-    _V().visit(node)
-    return found
 
 
 def _error(buf, what):
@@ -96,9 +81,9 @@ def _fills(loop, chain, items):
         if len(writers) != 1 or any(loads_from(items[j], {a.buffer}) for j in range(writers[0])):
             _error(a.buffer, f"the body of loop {v.name} must fill it once before reading it")
         fills[writers[0]] = a
-    written = set().union(*(_stored(it) for it in items))
+    written = set().union(*(stored_buffers(it) for it in items))
     for k, a in fills.items():
-        if _stored(items[k]) != {a.buffer} or loads_from(items[k], written):
+        if stored_buffers(items[k]) != [a.buffer] or loads_from(items[k], written):
             _error(a.buffer, f"its fill must read only data that loop {v.name} does not write, "
                    "so that the next iteration's tile can be loaded early")
     return fills
@@ -142,8 +127,8 @@ def _double(loop, chain, items):
         body = replace(a, body=body)
     has_next = simplify(nxt < end)
     body = seq(IfThenElse(has_next, seq(*loads)) if loads else None, body,
-               IfThenElse(has_next, seq(*stores)) if stores else None, sync())
-    out = seq(*prologue, sync(), replace(loop, body=body))
+               IfThenElse(has_next, seq(*stores)) if stores else None, storage_sync())
+    out = seq(*prologue, storage_sync(), replace(loop, body=body))
     extent = simplify(loop.extent)
     if not (isinstance(extent, IntImm) and extent.value > 0):
         out = IfThenElse(simplify(extent > 0), out)

@@ -139,16 +139,40 @@ def test_double_buffer_meets_one_barrier_per_k_step():
     s, args, ins, outs, ref = gpu_cases.gemm_double_buffer(M=13, K=22, N=11)
     mod = te.build(s, args, target="cuda")
     src = mod.get_source()
-    loop = src[src.index("for k_outer"):src.index("cuda.syncthreads()", src.index("for k_outer"))]
-    assert "A_shared_next_0 = A[" in loop and "= A_shared_next_0" in loop
+    bodies = _k_loop_bodies(src)        # the main loop, then the partial last step's
+    for body in bodies:
+        assert body.count("cuda.syncthreads()") == 1 and body[-1] == "cuda.syncthreads()"
+    main = "\n".join(bodies[0])
+    assert main.index("A_shared_next_0 = A[") < main.index("A_shared_local_0 = A_shared[") \
+        < main.index("= A_shared_next_0")
     assert "cuda.local.array" not in src and mod.kernels[0].launch_bounds == (4, 2)
     _check(mod, ins, outs, ref)
-    s, args, ins, outs, ref = gpu_cases.gemm_vthread(M=13, K=22, N=11, num_thread=1, vthread=1,
+    s, args, ins, outs, ref = gpu_cases.gemm_vthread(M=13, K=50, N=11, num_thread=1, vthread=1,
                                                      per_thread=8, step=12, unroll=False,
                                                      double_buffer=True)
     mod = te.build(s, args, target="cuda")
     assert "_next" not in mod.get_source()
+    bodies = _k_loop_bodies(mod.get_source())
+    for body in bodies:
+        assert body.count("cuda.syncthreads()") == 1 and body[-1] == "cuda.syncthreads()"
+    assert any(line.startswith("A_shared[") and "((k_outer + 1) % 2) * 96)" in line
+               for line in bodies[0])       # the next half, filled directly
     _check(mod, ins, outs, ref)
+
+
+def _k_loop_bodies(src):
+    """The stripped lines of the body of every ``for k_outer`` loop in ``src`` (at least one)."""
+    lines, bodies = src.splitlines(), []
+    for k, line in enumerate(lines):
+        if line.lstrip().startswith("for k_outer"):
+            indent, body = len(line) - len(line.lstrip()), []
+            for inner in lines[k + 1:]:
+                if inner.strip() and len(inner) - len(inner.lstrip()) <= indent:
+                    break
+                body.append(inner.strip())
+            bodies.append(body)
+    assert bodies, src
+    return bodies
 
 
 CACHE_CHECK = """
