@@ -9,6 +9,7 @@ import hashlib
 import math
 import os
 import re
+import sys
 import time
 
 import numpy as np
@@ -24,7 +25,13 @@ def _globals():
 
     g = {"cuda": cuda, "math": math, "np": np, "min": min, "max": max}
     for dt, short in NUMBA_TYPE.items():
-        g[short] = getattr(types, "boolean" if dt == "bool" else dt)
+        if simulator():
+            # what numba's type objects do when called on a value (``types.float32(x)`` is
+            # ``np.float32(x)``, ``types.boolean(x)`` is ``bool(x)``), without their argument
+            # checks: casts are most of the simulator's time otherwise; its arrays take these
+            g[short] = bool if dt == "bool" else getattr(np, dt)
+        else:
+            g[short] = getattr(types, "boolean" if dt == "bool" else dt)
 
     def _launch(kernel, grid, block, *args):
         if min(grid) <= 0 or min(block) <= 0:
@@ -34,10 +41,26 @@ def _globals():
             raise ArgumentError(f"kernel {kernel.__name__ if hasattr(kernel, '__name__') else ''}"
                                 f" would launch {threads} threads per block (over "
                                 f"{MAX_THREADS}) for these shapes; use smaller thread splits")
-        kernel[tuple(int(g) for g in grid), tuple(int(b) for b in block)](*args)
+        launch = kernel[tuple(int(g) for g in grid), tuple(int(b) for b in block)]
+        if not simulator():
+            launch(*args)
+            return
+        # The simulator runs a block's threads as Python threads, and every shared array it
+        # allocates looks up its call site in the stack (a file system call, which lets go of
+        # the GIL): at the interpreter's default switch interval (5 ms) each allocation waited
+        # that long for the GIL to come back. A short interval while the kernel runs.
+        interval = sys.getswitchinterval()
+        sys.setswitchinterval(SIMULATOR_SWITCH_INTERVAL)
+        try:
+            launch(*args)
+        finally:
+            sys.setswitchinterval(interval)
 
     g.update(_launch=_launch)
     return g
+
+
+SIMULATOR_SWITCH_INTERVAL = 1e-3        # seconds
 
 
 _JIT = re.compile(r"^@cuda\.jit(?:\((.*)\))?$", re.M)

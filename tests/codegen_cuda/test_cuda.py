@@ -66,6 +66,33 @@ def test_device_arrays_are_used_in_place():
     np.testing.assert_allclose(d_out.copy_to_host(), ref(*ins), rtol=1e-6)
 
 
+def test_simulated_launch_shortens_the_switch_interval_and_restores_it():
+    """The simulator's polling thread would hold the GIL for the default 5 ms after each
+    shared-array allocation: launches run at a short switch interval, restored afterwards,
+    also when the kernel raises."""
+    from codegen_cuda.module import SIMULATOR_SWITCH_INTERVAL
+    s, args, ins, outs, ref = gpu_cases.vector_add()
+    mod = te.build(s, args, target="cuda")
+    before = sys.getswitchinterval()
+    _check(mod, ins, outs, ref)
+    assert sys.getswitchinterval() == before
+    seen = []
+
+    class Failing:
+        __name__ = "failing"
+
+        def __getitem__(self, config):
+            def run(*args):
+                seen.append(sys.getswitchinterval())
+                raise IndexError("out of bounds")
+            return run
+
+    with pytest.raises(IndexError, match="out of bounds"):
+        mod._globals["_launch"](Failing(), (1, 1, 1), (1, 1, 1))
+    assert seen == [pytest.approx(SIMULATOR_SWITCH_INTERVAL)]
+    assert sys.getswitchinterval() == before
+
+
 @pytest.mark.parametrize("seed", range(6))
 def test_random_bound_schedules_agree_with_cpu_build(seed):
     """A random split/fuse/bind of an elementwise or reduction stage agrees with the CPU."""
