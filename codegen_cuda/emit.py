@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import keyword
 import os
 import re
 
@@ -56,6 +57,11 @@ class Kernel:
         self.launch_bounds = launch_bounds      # (threads per block[, min blocks per SM])
 
 
+# names that the kernel source uses for itself (modules, builtins, the cast functions)
+RESERVED = {"math", "cuda", "np", "range", "min", "max", "abs", "round", "float", "int", "bool",
+            "host", "_launch", *NUMBA_TYPE.values()}
+
+
 class _Names:
     def __init__(self):
         self.by_obj, self.taken = {}, set()
@@ -64,7 +70,7 @@ class _Names:
         name = self.by_obj.get(obj)
         if name is None:
             base = re.sub(r"\W", "_", hint) or "v"
-            if base[0].isdigit() or base in ("math", "cuda", "range", "min", "max", "abs"):
+            if base[0].isdigit() or base in RESERVED or keyword.iskeyword(base):
                 base = "v_" + base
             name, k = base, 1
             while name in self.taken:
@@ -204,10 +210,69 @@ class CudaEmitter:
         return f"{self.names(buf, buf.name)}_{index.value}"
 
     def index(self, e) -> str:
-        """An element index; unsigned, so that numba skips its negative-index wraparound."""
+        """An element index; unsigned, so that numba skips its negative-index wraparound. A
+        base that several statements of the current straight-line run share (``base + c``) is
+        computed once, into a variable, before its first use."""
         if isinstance(e, IntImm):
             return str(e.value)
+        base, offset = _base_offset(e)
+        if self.bases is not None and _shareable(base):
+            key = self.expr(base)
+            entry = self.bases.get(key)
+            if entry is not None:
+                if entry[0] is None:
+                    entry[0] = self.names(object(), "i")
+                    self.emit(f"{entry[0]} = {key}", self.bases_indent)
+                return f"u64({entry[0]} + {offset})" if offset else f"u64({entry[0]})"
         return f"u64({self.expr(e)})"
+
+    def run(self, items, indent):
+        """A straight-line run of statements: their element indices are scanned first, and a
+        base that two or more of them use (``(i * 32 + j) + 8``, ``(i * 32 + j) + 16``) is
+        emitted once (numba compiles a long unrolled body much faster with fewer
+        operations; NVVM would merge them anyway). The stores of nested sequences and
+        allocations belong to the run (same level, no control flow); a statement in a loop,
+        a branch or after a let starts a run of its own."""
+        if self.bases is not None and indent == self.bases_indent:
+            for item in items:                  # part of the run being emitted: scanned
+                self._run_item(item, indent, self.bases)
+            return
+        counts = {}
+        for store in self._run_stores(items):
+            for idx in self._indices(store):
+                base, _ = _base_offset(idx)
+                if _shareable(base):
+                    key = self.expr(base)
+                    counts[key] = counts.get(key, 0) + 1
+        shared = {k: [None] for k, n in counts.items() if n > 1}
+        outer = self.bases, self.bases_indent
+        self.bases_indent = indent
+        for item in items:
+            self._run_item(item, indent, shared)
+        self.bases, self.bases_indent = outer
+
+    def _run_item(self, item, indent, shared):
+        self.bases = shared if isinstance(item, (BufferStore, Allocate, SeqStmt)) else None
+        self.stmt(item, indent)
+
+    def _run_stores(self, items):
+        for item in items:
+            if isinstance(item, BufferStore):
+                yield item
+            elif isinstance(item, SeqStmt):
+                yield from self._run_stores(item.seq)
+            elif isinstance(item, Allocate):
+                yield from self._run_stores(allocation_chain(item)[1])
+
+    def _indices(self, store):
+        """The element indices of a store and of the loads in its value (not of registers)."""
+        out = [] if store.buffer in self.registers else [store.indices[0]]
+
+        def visit(n):
+            if isinstance(n, BufferLoad) and n.buffer not in self.registers:
+                out.append(n.indices[0])
+        post_order_visit(store.value, visit)
+        return out
 
     def e_Ramp(self, e):
         raise CudaCodegenError("cuda codegen: vector expressions are not supported")
@@ -222,8 +287,7 @@ class CudaEmitter:
         getattr(self, "s_" + type(s).__name__)(s, indent)
 
     def s_SeqStmt(self, s, indent):
-        for x in s.seq:
-            self.stmt(x, indent)
+        self.run(_flatten(s), indent)
 
     def s_Evaluate(self, s, indent):
         v = s.value
@@ -336,12 +400,14 @@ class CudaEmitter:
                 filled |= written
                 end += 1
             if end == k:
-                self.stmt(items[k], indent)
-                k += 1
+                end = k + 1
+                while end < len(items) and not stores_to(items[end], set(shared)):
+                    end += 1
+                self.run(items[k:end], indent)
+                k = end
                 continue
             self._sync(indent)
-            for item in items[k:end]:
-                self.stmt(item, indent)
+            self.run(items[k:end], indent)
             self._sync(indent)
             k = end
 
@@ -371,6 +437,7 @@ class CudaEmitter:
         start = len(self.lines)
         self.inside_threads, self.shared_bytes, self.shared_bufs = 0, 0, []
         self.registers, self.declared = _registers(stmt), set()
+        self.bases, self.bases_indent = None, 0
         self.emit(f"def {name}({', '.join(params)}):", 0)
         self.stmt(stmt, 1)
         computes = ", ".join(_written(stmt))
@@ -474,6 +541,36 @@ def _registers(stmt):
             other.add(n.buffer)
     post_order_visit(stmt, visit)
     return local - other
+
+
+def _base_offset(e):
+    """(base, constant offset) of an index ``base + c``; (e, 0) otherwise."""
+    if isinstance(e, Add) and isinstance(e.b, IntImm):
+        return e.a, e.b.value
+    return e, 0
+
+
+def _shareable(e):
+    """Whether an index base is worth a variable of its own and safe to compute early: some
+    arithmetic on variables (loop, thread and let variables do not change within a run), no
+    loads (a store of the run might change what they read) and no calls."""
+    if not isinstance(e, (Add, Sub, Mul, FloorDiv, FloorMod)):
+        return False
+    pure = [True]
+
+    def visit(n):
+        if isinstance(n, (BufferLoad, Call)):
+            pure[0] = False
+    post_order_visit(e, visit)
+    return pure[0]
+
+
+def _flatten(s):
+    """The statements of nested sequences, in order."""
+    out = []
+    for x in s.seq:
+        out.extend(_flatten(x) if isinstance(x, SeqStmt) else [x])
+    return out
 
 
 def _truncdiv(a, b):

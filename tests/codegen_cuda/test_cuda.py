@@ -1,6 +1,7 @@
 """GPU kernels on numba's CUDA simulator (a few blocks each), compared with numpy; the same
 kernels compiled to PTX for sm_90 in a separate process (the simulator cannot compile)."""
 import os
+import re
 import subprocess
 import sys
 
@@ -123,6 +124,45 @@ def test_random_bound_schedules_agree_with_cpu_build(seed):
     ref = (a * 2).sum(1) if seed % 2 else np.maximum(a, 0.25) - a * a
     np.testing.assert_allclose(gpu_out, cpu_out, rtol=1e-5, atol=1e-6)
     np.testing.assert_allclose(gpu_out, ref, rtol=1e-5, atol=1e-6)
+
+
+def test_unrolled_tile_loads_share_their_index_base():
+    """In the unrolled k body each thread's shared-tile loads differ by constants; the base
+    they share is computed once per run (fewer operations for numba to compile), and the
+    result is unchanged."""
+    s, args, ins, outs, ref = gpu_cases.gemm_double_buffer()
+    mod = te.build(s, args, target="cuda")
+    src = mod.get_source()
+    body = src[src.index("for k_outer"):]
+    loads = [line.split("= ", 1)[1] for line in body.splitlines()
+             if re.match(r"\s+[AB]_shared_local_\d+ = [AB]_shared\[", line)]
+    assert loads and all(re.fullmatch(r"[AB]_shared\[u64\(i(_\d+)?( \+ \d+)?\)\]", x)
+                         for x in loads), loads
+    bases = {re.search(r"u64\((i(_\d+)?)", x)[1] for x in loads}
+    assert len(bases) == 2, bases            # one for the A tile, one for the B tile
+    _check(mod, ins, outs, ref)
+
+
+def test_tensor_names_that_the_kernel_source_uses_itself():
+    """Tensors named like the kernel's own modules, casts or Python keywords are renamed."""
+    names = ["np", "u64", "f32", "cuda", "lambda", "host"]
+    A = te.placeholder((8,), name=names[0])
+
+    def plus_one(t, name):
+        return te.compute((8,), lambda i: t[i] + 1.0, name=name)
+    stages = [A]
+    for name in names[1:]:
+        stages.append(plus_one(stages[-1], name))
+    prev = stages[-1]
+    s = te.create_schedule(prev.op)
+    for t in stages[1:]:                # each its own kernel, its buffers named as the tensor
+        xo, xi = s[t].split(t.op.axis[0], factor=4)
+        s[t].bind(xo, te.thread_axis("blockIdx.x"))
+        s[t].bind(xi, te.thread_axis("threadIdx.x"))
+    a = np.arange(8, dtype="float32")
+    out = np.empty(8, "float32")
+    te.build(s, [A, prev], target="cuda")(a, out)
+    np.testing.assert_allclose(out, a + 5)
 
 
 def test_shared_fills_share_their_barriers():
