@@ -1,7 +1,8 @@
 """Expression nodes shared by the te graph and the loop IR, with operator overloading.
 
-Every node is a small frozen dataclass compared by identity (``eq=False``): two variables named
-``i`` are different variables. Building an expression goes through the ``ExprOp`` mixin, which
+Every node is a small frozen dataclass hashed by identity (``eq=False``): two variables named
+``i`` are different variables. ``a == b`` builds the comparison (``EqualOp``), which as a Python
+bool says whether ``a`` and ``b`` are the same node, as in TVM. Building an expression goes through the ``ExprOp`` mixin, which
 converts Python numbers, applies the promotion rules of ``te.dtypes`` and refuses the operations
 that would silently mean something else (integer ``/``, ``bool(expr)``).
 """
@@ -110,8 +111,21 @@ class ExprOp:
             return Not(a, "bool")
         return binary(Sub, const(-1, a.dtype), a)
 
+    def __eq__(self, other):
+        if not _comparable(other):
+            return NotImplemented
+        return EqualOp(self, other, EQ)
+
+    def __ne__(self, other):
+        if not _comparable(other):
+            return NotImplemented
+        return EqualOp(self, other, NE)
+
+    __hash__ = object.__hash__          # nodes are compared and hashed by identity
+
     def equal(self, other):
-        """The IR expression ``self == other`` (Python ``==`` keeps identity semantics)."""
+        """The IR expression ``self == other`` (what ``self == other`` becomes in an
+        expression)."""
         return compare(EQ, self, other)
 
     def not_equal(self, other):
@@ -132,6 +146,36 @@ class ExprOp:
 
     def __repr__(self):
         return str(self)
+
+
+class EqualOp(ExprOp):
+    """``a == b`` or ``a != b`` on expressions, as in TVM: the IR comparison wherever it is
+    used as an expression (``te.select(i == j, 1.0, 0.0)``, ``where=k % 2 == 0``), and, as a
+    Python bool, whether the operands are the same object, so that lists, dicts and sets of
+    nodes keep their identity semantics."""
+
+    __slots__ = ("a", "b", "node")
+
+    def __init__(self, a, b, node):
+        self.a, self.b, self.node = a, b, node
+
+    def __bool__(self):
+        return (self.a is self.b) == (self.node is EQ)
+
+    def asobject(self) -> Expr:
+        return compare(self.node, self.a, self.b)
+
+    @property
+    def dtype(self):
+        return self.asobject().dtype
+
+    def __str__(self):
+        return str(self.asobject())
+
+
+def _comparable(other) -> bool:
+    return isinstance(other, (ExprOp, numbers.Number, np.generic)) or \
+        isinstance(getattr(other, "var", None), Var)
 
 
 class Expr(ExprOp):
@@ -275,6 +319,8 @@ def convert(value) -> Expr:
     """Turn numbers, IterVars and expressions into an Expr."""
     if isinstance(value, Expr):
         return value
+    if isinstance(value, EqualOp):
+        return value.asobject()
     iv_var = getattr(value, "var", None)
     if isinstance(iv_var, Var):
         return iv_var

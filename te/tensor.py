@@ -11,7 +11,7 @@ import weakref
 from dataclasses import dataclass, field
 
 from . import dtypes
-from .expr import Expr, ProducerLoad, Reduce, Var, const, convert
+from .expr import Expr, ExprOp, ProducerLoad, Reduce, Var, const, convert
 from .functor import post_order_visit
 
 
@@ -67,6 +67,9 @@ class IterVar:
     def __le__(self, o): return self.var <= o
     def __gt__(self, o): return self.var > o
     def __ge__(self, o): return self.var >= o
+
+    # i == j builds the comparison (as on expressions); as a bool, whether they are one IterVar
+    __eq__, __ne__, __hash__ = ExprOp.__eq__, ExprOp.__ne__, ExprOp.__hash__
 
     def equal(self, o):
         return self.var.equal(o)

@@ -1,4 +1,5 @@
 """The DSL: node construction, dtype promotion, guard rails, compute naming."""
+import numpy as np
 import pytest
 
 import te
@@ -49,6 +50,38 @@ def test_equality_keeps_identity_and_equal_builds_node():
     a, b = te.var("a"), te.var("a")
     assert a != b and a == a and len({a, b}) == 2
     assert a.equal(b).dtype == "bool"
+    assert {a: 1}[a] == 1 and a in [b, a] and [b, a].index(a) == 1
+    assert not (a == None) and a != "a" and (a == b).dtype == "bool"    # noqa: E711
+    iv = te.reduce_axis((0, 4), name="k")
+    assert iv == iv and not (iv != iv) and not (iv == te.reduce_axis((0, 4), name="k"))
+
+
+def test_equality_in_expressions_builds_the_comparison():
+    """As in TVM, ``i == j`` and ``i != j`` are comparisons wherever an expression is
+    expected (they were Python bools, silently: select(i == j) was select(False))."""
+    n = 5
+    A = te.placeholder((n, n), name="A")
+    k = te.reduce_axis((0, n), name="k")
+    E = te.compute((n, n), lambda i, j: te.select(i == j, 1.0, 0.0), name="E")
+    F = te.compute((n, n), lambda i, j: te.if_then_else(i != j, 1.0, 0.0), name="F")
+    W = te.compute((n,), lambda i: te.sum(A[i, k], axis=k, where=k % 2 == 0), name="W")
+    G = te.compute((n, n), lambda i, j: te.any(A[i, j] > 0.9, te.all(i == 0, j == 0)),
+                   name="G")
+    H = te.compute((n, n), lambda i, j: te.select(A[i, j] == A[j, i], 1, 0), name="H")
+    s = te.create_schedule([E.op, F.op, W.op, G.op, H.op])
+    f = te.build(s, [A, E, F, W, G, H])
+    a = np.random.default_rng(0).random((n, n)).astype("float32")
+    a[1, 2] = a[2, 1]
+    outs = [np.empty((n, n), "float32"), np.empty((n, n), "float32"), np.empty(n, "float32"),
+            np.empty((n, n), bool), np.empty((n, n), "int32")]
+    f(a, *outs)
+    np.testing.assert_array_equal(outs[0], np.eye(n))
+    np.testing.assert_array_equal(outs[1], 1 - np.eye(n))
+    np.testing.assert_allclose(outs[2], a[:, ::2].sum(1), rtol=1e-6)
+    g = a > 0.9
+    g[0, 0] = True
+    np.testing.assert_array_equal(outs[3], g)
+    np.testing.assert_array_equal(outs[4], (a == a.T).astype("int32"))
 
 
 def test_compute_names_loop_variables_after_lambda():
