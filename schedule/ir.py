@@ -10,7 +10,7 @@ import enum
 from dataclasses import dataclass, field
 
 from te import dtypes
-from te.expr import Call, Expr, Var
+from te.expr import Call, Expr, Var, cast
 
 NODE = dataclass(frozen=True, eq=False, repr=False)
 
@@ -88,6 +88,14 @@ class For(Stmt):
     body: Stmt
     thread_tag: str = ""
     annotations: tuple = ()
+
+    def __post_init__(self):
+        # the bounds have the loop variable's dtype (an int64 shape variable bounds an int32
+        # loop: the codegens add and compare them)
+        for name in ("min", "extent"):
+            value = getattr(self, name)
+            if value.dtype != self.loop_var.dtype:
+                object.__setattr__(self, name, cast(self.loop_var.dtype, value))
 
 
 @NODE

@@ -319,7 +319,7 @@ def convert(value) -> Expr:
     """Turn numbers, IterVars and expressions into an Expr."""
     if isinstance(value, Expr):
         return value
-    if isinstance(value, EqualOp):
+    if isinstance(value, ExprOp):       # EqualOp, TensorSlice: what they stand for
         return value.asobject()
     iv_var = getattr(value, "var", None)
     if isinstance(iv_var, Var):
@@ -422,7 +422,11 @@ def floordiv(a, b) -> Expr:
 
 
 def floormod(a, b) -> Expr:
-    """Remainder of floordiv, with the sign of the divisor (Python's ``%``)."""
+    """Remainder of floordiv, with the sign of the divisor (Python's ``%``); for floats
+    ``a - floor(a / b) * b``, as TVM lowers it."""
+    a, b = _convert_pair(a, b)
+    if dtypes.is_float(a.dtype) or dtypes.is_float(b.dtype):
+        return binary(Sub, a, binary(Mul, floordiv(a, b), b))
     a, b, t = _int_operands("floormod", a, b)
     return FloorMod(a, b, t)
 

@@ -11,7 +11,7 @@ import weakref
 from dataclasses import dataclass, field
 
 from . import dtypes
-from .expr import Expr, ExprOp, ProducerLoad, Reduce, Var, const, convert
+from .expr import Expr, ExprOp, IntImm, ProducerLoad, Reduce, Var, const, convert
 from .functor import post_order_visit
 
 
@@ -97,6 +97,10 @@ size_var = var
 def reduce_axis(dom, name="rv") -> IterVar:
     """A reduction axis over ``dom`` = (begin, end) or an extent."""
     rng = Range.make(*dom) if isinstance(dom, (tuple, list)) else Range.make(dom)
+    if isinstance(rng.extent, IntImm) and rng.extent.value < 0:
+        shown = tuple(dom) if isinstance(dom, (tuple, list)) else dom
+        raise TEError(f"reduce_axis {name}: the range {shown} has a negative extent; give "
+                      "(begin, end) with end >= begin, or an extent >= 0")
     iv = IterVar(rng, Var(name), COMM_REDUCE)
     _REDUCE_VARS.add(iv.var)
     return iv
@@ -141,9 +145,10 @@ class Tensor:
     def __getitem__(self, indices) -> ProducerLoad:
         if not isinstance(indices, tuple):
             indices = (indices,)
+        if len(indices) < len(self.shape) and not any(isinstance(i, slice) for i in indices):
+            return TensorSlice(self, indices)           # A[i][j], as in TVM
         if len(indices) != len(self.shape):
-            raise TEError(f"tensor {self.name} has {len(self.shape)} dimensions but was indexed "
-                          f"with {len(indices)} indices; give one index per dimension")
+            raise _index_count_error(self, len(indices))
         conv = []
         for pos, idx in enumerate(indices):
             if isinstance(idx, slice):
@@ -164,6 +169,34 @@ class Tensor:
 
     def __repr__(self):
         return f"Tensor(name={self.name}, shape={list(self.shape)}, dtype={self.dtype})"
+
+
+def _index_count_error(tensor, count):
+    return TEError(f"tensor {tensor.name} has {len(tensor.shape)} dimensions but was indexed "
+                   f"with {count} indices; give one index per dimension")
+
+
+class TensorSlice(ExprOp):
+    """``A[i]`` of a tensor of more dimensions: ``A[i][j]`` reads ``A[i, j]``. Used as an
+    expression before every dimension has its index, it raises."""
+
+    __slots__ = ("tensor", "indices")
+
+    def __init__(self, tensor, indices):
+        self.tensor, self.indices = tensor, indices
+
+    def __getitem__(self, more):
+        return self.tensor[self.indices + (more if isinstance(more, tuple) else (more,))]
+
+    def asobject(self):
+        raise _index_count_error(self.tensor, len(self.indices))
+
+    @property
+    def dtype(self):
+        return self.tensor.dtype
+
+    def __str__(self):
+        return f"{self.tensor.name}[{', '.join(map(str, self.indices))}]"
 
 
 @dataclass(frozen=True, eq=False, repr=False)
@@ -274,6 +307,11 @@ def _shape(shape, what):
         if not dtypes.is_int(e.dtype):
             raise TEError(f"{what}: shape entry {pos} is {e} of dtype {e.dtype}; "
                           "shapes must be integers or integer te.var")
+        if isinstance(e, IntImm):
+            if e.value < 0:
+                raise TEError(f"{what}: shape entry {pos} is {e.value}; sizes must be >= 0")
+            if e.dtype != "int32" and e.value < 2**31:     # numpy's int64 sizes, for one
+                e = const(e.value, "int32")
         out.append(e)
     return tuple(out)
 

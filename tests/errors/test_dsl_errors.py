@@ -16,6 +16,22 @@ def test_wrong_number_of_indices(A):
         te.compute((8,), lambda i: A[i], name="C")
 
 
+def test_negative_sizes():
+    with pytest.raises(te.TEError, match=r"placeholder X: shape entry 1 is -1; sizes must be "
+                                         r">= 0"):
+        te.placeholder((3, -1), name="X")
+    with pytest.raises(te.TEError, match=r"compute C: shape entry 0 is -4"):
+        te.compute((-4,), lambda i: i, name="C")
+    with pytest.raises(te.TEError, match=r"reduce_axis k: the range \(5, 2\) has a negative "
+                                         r"extent; give \(begin, end\) with end >= begin"):
+        te.reduce_axis((5, 2), name="k")
+
+
+def test_partly_indexed_tensor_used_as_a_value(A):
+    with pytest.raises(te.TEError, match=r"tensor A has 2 dimensions but was indexed with 1 "):
+        te.compute((8,), lambda i: A[i] * 2.0 + 1, name="C")
+
+
 def test_float_index(A):
     with pytest.raises(te.TEError, match=r"index 1 of tensor A .* dtype float32; indices must "
                                          r"be integers \(use \.astype\('int32'\)\)"):

@@ -135,3 +135,40 @@ def test_target_current_nests_per_thread():
         thread.join()
         assert seen == [None]           # another thread has its own (empty) stack
     assert Target.current() is None
+
+
+def _doubled(A, n, schedule=None):
+    B = te.compute(A.shape, lambda i: A[i] * 2, name="B")
+    s = te.create_schedule(B.op)
+    if schedule:
+        schedule(s, B)
+    a = np.arange(n, dtype="float32")
+    b = np.empty(n, "float32")
+    te.build(s, [A, B])(a, b)
+    np.testing.assert_array_equal(b, a * 2)
+
+
+def test_int64_sizes_and_factors():
+    """Sizes that come from numpy arithmetic (np.int64), int64 constants and int64 shape
+    variables build (the loop bounds take the loop variable's dtype), as do numpy split
+    factors."""
+    _doubled(te.placeholder((np.int64(5),), name="A"), 5)
+    _doubled(te.placeholder((te.const(6, "int64"),), name="A"), 6)
+
+    def split_vectorize(s, B):
+        xo, xi = s[B].split(B.op.axis[0], factor=np.int64(4))
+        s[B].vectorize(xi)
+    _doubled(te.placeholder((te.var("n", dtype="int64"),), name="A"), 11, split_vectorize)
+    assert te.placeholder((np.int64(5),)).shape[0].dtype == "int32"
+
+
+def test_float_floormod_and_chained_indexing():
+    """te.floormod (Python's %) on floats is a - floor(a / b) * b, as in TVM; A[i][j] reads
+    A[i, j]."""
+    A = te.placeholder((3, 4), name="A")
+    B = te.compute((3, 4), lambda i, j: A[i][j] % 1.5 + te.floormod(A[i, j], -2.0), name="B")
+    s = te.create_schedule(B.op)
+    a = np.random.default_rng(1).uniform(-5, 5, (3, 4)).astype("float32")
+    b = np.empty_like(a)
+    te.build(s, [A, B])(a, b)
+    np.testing.assert_allclose(b, np.mod(a, 1.5) + np.mod(a, -2.0), rtol=1e-5, atol=1e-5)
