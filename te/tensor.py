@@ -199,6 +199,14 @@ class TensorSlice(ExprOp):
         return f"{self.tensor.name}[{', '.join(map(str, self.indices))}]"
 
 
+class TensorList(list):
+    """A list of tensors that can also be called, returning itself (``op.input_tensors`` is
+    a property in TVM and was a method here: both spellings work)."""
+
+    def __call__(self):
+        return self
+
+
 @dataclass(frozen=True, eq=False, repr=False)
 class Operation:
     name: str
@@ -219,7 +227,13 @@ class Operation:
             object.__setattr__(self, "_outputs", cached)
         return cached
 
-    def input_tensors(self) -> list:
+    @property
+    def input_tensors(self) -> "TensorList":
+        """The tensors this operation reads, in order: ``op.input_tensors[0]`` as in TVM
+        (``op.input_tensors()`` works too)."""
+        return TensorList(self._inputs())
+
+    def _inputs(self) -> list:
         return []
 
     def reads(self, producer) -> bool:
@@ -277,7 +291,7 @@ class ComputeOp(Operation):
     def is_reduction(self):
         return isinstance(self.body[0], Reduce)
 
-    def input_tensors(self) -> list:
+    def _inputs(self) -> list:
         found = {}
 
         def visit(node):

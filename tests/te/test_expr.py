@@ -172,3 +172,11 @@ def test_float_floormod_and_chained_indexing():
     b = np.empty_like(a)
     te.build(s, [A, B])(a, b)
     np.testing.assert_allclose(b, np.mod(a, 1.5) + np.mod(a, -2.0), rtol=1e-5, atol=1e-5)
+
+
+def test_input_tensors_as_property_and_call():
+    A = te.placeholder((4,), name="A")
+    B = te.placeholder((4,), name="B")
+    C = te.compute((4,), lambda i: A[i] * B[i] + A[i], name="C")
+    assert C.op.input_tensors == [A, B] and C.op.input_tensors() == [A, B]
+    assert C.op.input_tensors[1] is B and A.op.input_tensors == []
