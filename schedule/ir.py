@@ -170,3 +170,14 @@ class PrimFunc:
         return func_str(self)
 
     __repr__ = __str__
+
+    def script(self) -> str:
+        """The printed loop nest (TVM's ``mod.script()``)."""
+        return str(self)
+
+    def __getitem__(self, name):
+        """``mod["main"]``: TVM's lower returns a module of one function; here the module is
+        the function."""
+        if name != self.name:
+            raise KeyError(f"the lowered module has one function, {self.name!r}; got {name!r}")
+        return self

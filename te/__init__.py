@@ -72,9 +72,9 @@ def __getattr__(name):
     if name in ("nd", "testing", "tir", "target"):
         import importlib
         return importlib.import_module(f"te.{name}")
-    if name in ("device", "cpu", "cuda", "Device"):
+    if name in ("device", "cpu", "cuda", "gpu", "Device"):
         from . import nd
-        return getattr(nd, name)
+        return getattr(nd, "cuda" if name == "gpu" else name)     # tvm.gpu: old name of cuda
     if name in ("set_num_threads", "get_num_threads"):
         import codegen_llvm
         return getattr(codegen_llvm, name)

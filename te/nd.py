@@ -66,6 +66,19 @@ class NDArray:
         np.copyto(self._data, np.asarray(source))
         return self
 
+    def copyto(self, target):
+        """Copy into ``target``: an NDArray of the same shape (returned), or a Device (a new
+        NDArray there)."""
+        if isinstance(target, NDArray):
+            if target.shape != self.shape:
+                raise ValueError(f"copyto: target shape {target.shape} differs from this "
+                                 f"array's {self.shape}; give an array of the same shape")
+            return target.copyfrom(self._data)
+        if isinstance(target, Device):
+            return NDArray(self._data.copy(), target)
+        raise TypeError(f"copyto: target must be an NDArray or a Device (te.cpu(0)), got "
+                        f"{type(target).__name__}")
+
     def __repr__(self):
         return f"<te.nd.NDArray shape={self.shape}, {self.device}>\n{self._data}"
 

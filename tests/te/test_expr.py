@@ -180,3 +180,24 @@ def test_input_tensors_as_property_and_call():
     C = te.compute((4,), lambda i: A[i] * B[i] + A[i], name="C")
     assert C.op.input_tensors == [A, B] and C.op.input_tensors() == [A, B]
     assert C.op.input_tensors[1] is B and A.op.input_tensors == []
+
+
+def test_tvm_module_and_ndarray_spellings():
+    A = te.placeholder((4,), name="A")
+    B = te.compute((4,), lambda i: A[i] + 1, name="B")
+    s = te.create_schedule(B.op)
+    mod = te.lower(s, [A, B])
+    assert mod["main"] is mod and mod.script() == str(mod) and "for i in range(4)" in str(mod)
+    with pytest.raises(KeyError, match="one function, 'main'"):
+        mod["other"]
+    f = te.build(s, [A, B])
+    a = te.nd.array(np.arange(4, dtype="float32"))
+    b = te.nd.empty((4,), "float32")
+    f["default_function"](a, b)
+    c = b.copyto(te.cpu(0))
+    d = b.copyto(te.nd.empty((4,), "float32"))
+    np.testing.assert_array_equal(c.numpy(), np.arange(4) + 1)
+    np.testing.assert_array_equal(d.numpy(), np.arange(4) + 1)
+    assert te.gpu(0).kind == te.cuda(0).kind
+    with pytest.raises(ValueError, match=r"copyto: target shape \(3,\) differs"):
+        b.copyto(te.nd.empty((3,), "float32"))
