@@ -57,7 +57,21 @@ def _globals():
             sys.setswitchinterval(interval)
 
     g.update(_launch=_launch)
+    if simulator():
+        g["math"] = _SimulatorMath()
     return g
+
+
+class _SimulatorMath:
+    """``math`` for kernels on the simulator, whose values are numpy scalars: numpy's float32
+    has no ``__trunc__``, so ``math.trunc(x)`` (float -> int casts) takes it as a float."""
+
+    def __getattr__(self, name):
+        return getattr(math, name)
+
+    @staticmethod
+    def trunc(x):
+        return math.trunc(float(x))
 
 
 SIMULATOR_SWITCH_INTERVAL = 1e-3        # seconds

@@ -117,9 +117,12 @@ class _Builder:
             data_conds += self._guards(iv, offsets[iv], vmap[iv.var], sb)
         data_conds += _inner_split_guards(stage, offsets, sb, reduce=False)
         if stage.store_predicate is not None:
-            thread_vars = {a.bind.var: lv.var for lv, a in stage.iter_attrs.items()
-                           if a.bind is not None}
-            data_conds.append(substitute(stage.store_predicate, thread_vars))
+            # on thread indices (their loops' variables) or on the stage's own axes (their
+            # values from the loops after splits and fuses)
+            names = {iv.var: vmap[iv.var] for iv in op.axis}
+            names.update({a.bind.var: lv.var for lv, a in stage.iter_attrs.items()
+                          if a.bind is not None})
+            data_conds.append(conv.visit(substitute(stage.store_predicate, names)))
         body = self.bodies[stage]
         if isinstance(body[0], Reduce) and self._thread_reduce_leaf(stage) is not None:
             return self._cross_thread_nest(stage, body[0], bufs, store_idx, data_conds, conv,

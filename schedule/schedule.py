@@ -15,7 +15,7 @@ from te.tensor import COMM_REDUCE, DATA_PAR, ComputeOp, IterVar, Operation, Rang
     Tensor, _REDUCE_VARS
 from te.expr import const, all_
 
-from .stage import ScheduleError, Split, Stage
+from .stage import ScheduleError, Split, Stage, check_scope
 
 
 def _as_ops(ops):
@@ -133,6 +133,7 @@ class Schedule:
         from te.tensor import compute
         if not isinstance(tensor, Tensor):
             raise ScheduleError("cache_read: the first argument must be a tensor")
+        check_scope(scope, "cache_read")
         src = self.current(tensor)
         if not isinstance(readers, (list, tuple)):
             readers = [readers]
@@ -158,6 +159,7 @@ class Schedule:
             tensor = tensor[0]
         stage = self[tensor]
         stage._need_compute("cache_write")
+        check_scope(scope, "cache_write")
         reordered = stage.leaf_iter_vars != list(stage.op.axis) + list(stage.op.reduce_axis)
         if stage.relations or reordered or any(a.kind.value != "serial" or a.bind
                                                for a in stage.iter_attrs.values()):

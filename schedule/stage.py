@@ -46,6 +46,16 @@ class IterAttr:
     pragmas: list = field(default_factory=list)
 
 
+
+SCOPES = ("global", "shared", "local")
+
+
+def check_scope(scope, what):
+    """A storage scope this compiler knows; ScheduleError naming ``what`` otherwise."""
+    if scope not in SCOPES:
+        raise ScheduleError(f"{what}: unknown storage scope {scope!r}; use one of "
+                            f"{', '.join(repr(x) for x in SCOPES)}")
+
 class Stage:
     """How one operation is computed: its loop order, loop kinds and where it is placed."""
 
@@ -301,6 +311,7 @@ class Stage:
 
     def set_scope(self, scope):
         """Store this stage's buffer in ``scope`` ("global", "shared", "local")."""
+        check_scope(scope, f"set_scope of stage {self.name}")
         self.scope = scope
 
     def double_buffer(self):
@@ -312,5 +323,11 @@ class Stage:
         self.double_buffered = True
 
     def set_store_predicate(self, predicate):
-        """Only store results where ``predicate`` holds."""
-        self.store_predicate = convert(predicate)
+        """Only store results where ``predicate`` holds (a condition on thread indices or on
+        this stage's axes, e.g. ``tx.var.equal(0)``)."""
+        pred = convert(predicate)
+        if pred.dtype != "bool":
+            raise ScheduleError(f"set_store_predicate on stage {self.name}: the predicate {pred} "
+                                f"has dtype {pred.dtype}, not bool; give a condition such as "
+                                "tx.var.equal(0)")
+        self.store_predicate = pred

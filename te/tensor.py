@@ -106,12 +106,19 @@ def reduce_axis(dom, name="rv") -> IterVar:
     return iv
 
 
+THREAD_TAGS = ("blockIdx.x", "blockIdx.y", "blockIdx.z", "threadIdx.x", "threadIdx.y",
+               "threadIdx.z", "vthread")
+
+
 def thread_axis(dom=None, tag="", name=""):
     """A GPU thread index such as ``te.thread_axis("threadIdx.x")``."""
     if isinstance(dom, str):
         dom, tag = None, dom
     if not tag:
         raise TEError("te.thread_axis needs a tag such as 'blockIdx.x', 'threadIdx.x' or 'vthread'")
+    if tag not in THREAD_TAGS:
+        raise TEError(f"te.thread_axis: unknown thread tag {tag!r}; use one of "
+                      f"{', '.join(THREAD_TAGS)}")
     rng = None if dom is None else (Range.make(*dom) if isinstance(dom, (tuple, list))
                                     else Range.make(dom))
     return IterVar(rng, Var(name or tag), THREAD_INDEX, tag)

@@ -294,3 +294,36 @@ def test_random_double_buffered_products_match_numpy(seed):
     K = int(rng.integers(1, 4 * cfg["step"] + 2))
     s, args, ins, outs, ref = gpu_cases.gemm_vthread(M=M, K=K, N=N, **cfg)
     _check(te.build(s, args, target="cuda"), ins, outs, ref)
+
+
+def test_store_predicate_on_an_axis_that_was_split():
+    """A store predicate may name the stage's own axes after they were split (TVM substitutes
+    their values); on the GPU and the CPU only the elements where it holds are written."""
+    A = te.placeholder((40,), name="A")
+    B = te.compute((40,), lambda i: A[i] + 1, name="B")
+    a = np.arange(40, dtype="float32")
+    expected = np.where(np.arange(40) % 3 == 1, a + 1, -7).astype("float32")
+    for target in ("llvm", "cuda"):
+        s = te.create_schedule(B.op)
+        xo, xi = s[B].split(B.op.axis[0], factor=16)
+        s[B].set_store_predicate(B.op.axis[0] % 3 == 1)
+        if target == "cuda":
+            s[B].bind(xo, te.thread_axis("blockIdx.x"))
+            s[B].bind(xi, te.thread_axis("threadIdx.x"))
+        b = np.full(40, -7, "float32")
+        te.build(s, [A, B], target=target)(a, b)
+        np.testing.assert_array_equal(b, expected, err_msg=target)
+
+
+def test_float_to_int_casts():
+    """Float -> int casts truncate toward zero (numba's simulator hands kernels numpy float32
+    scalars, which math.trunc does not take)."""
+    A = te.placeholder((8,), name="A")
+    B = te.compute((8,), lambda i: A[i].astype("int32") + te.trunc(A[i]).astype("int32"),
+                   name="B")
+    s = te.create_schedule(B.op)
+    s[B].bind(B.op.axis[0], te.thread_axis("threadIdx.x"))
+    a = np.array([-2.7, -1.5, -0.2, 0, 0.3, 1.5, 2.9, 100.99], "float32")
+    b = np.empty(8, "int32")
+    te.build(s, [A, B], target="cuda")(a, b)
+    np.testing.assert_array_equal(b, 2 * np.trunc(a).astype("int32"))

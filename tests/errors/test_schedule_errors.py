@@ -368,3 +368,33 @@ def test_split_tail_shift_of_an_axis_shorter_than_the_factor():
                                             r"values, fewer than the factor 8; use a smaller "
                                             r"factor or tail='guard'"):
         te.lower(s, [A, B])
+
+
+def test_unknown_thread_tag():
+    with pytest.raises(te.TEError, match=r"te.thread_axis: unknown thread tag 'threadIdx.q'; "
+                                         r"use one of blockIdx.x, .*threadIdx.z, vthread"):
+        te.thread_axis("threadIdx.q")
+
+
+def test_unknown_storage_scope():
+    A = te.placeholder((8,), name="A")
+    B = te.compute((8,), lambda i: A[i] + 1, name="B")
+    s = te.create_schedule(B.op)
+    with pytest.raises(te.ScheduleError, match=r"cache_read: unknown storage scope 'texture'; "
+                                               r"use one of 'global', 'shared', 'local'"):
+        s.cache_read(A, "texture", [B])
+    with pytest.raises(te.ScheduleError, match=r"cache_write: unknown storage scope 'Shared'"):
+        s.cache_write(B, "Shared")
+    with pytest.raises(te.ScheduleError, match=r"set_scope of stage B: unknown storage scope "
+                                               r"'warp'"):
+        s[B].set_scope("warp")
+    assert len(s.stages) == 2               # nothing half-done
+
+
+def test_store_predicate_must_be_a_condition():
+    A = te.placeholder((8,), name="A")
+    B = te.compute((8,), lambda i: A[i] + 1, name="B")
+    s = te.create_schedule(B.op)
+    with pytest.raises(te.ScheduleError, match=r"set_store_predicate on stage B: the predicate "
+                                               r"3 has dtype int32, not bool"):
+        s[B].set_store_predicate(3)
