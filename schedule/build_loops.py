@@ -173,26 +173,26 @@ class _Builder:
         tleaf = self._thread_reduce_leaf(stage)
         p0 = next(p for p, lv in enumerate(leaves) if lv.iter_type == COMM_REDUCE)
         inner_data = [lv.var.name for lv in leaves[p0:] if lv.iter_type != COMM_REDUCE]
-        if inner_data or len(bufs) != 1:
-            what = (f"data-parallel axes {', '.join(inner_data)} are inside the reduction loops"
-                    if inner_data else "tuple reducers are not supported across threads")
-            raise ScheduleError(f"cross-thread reduction of stage {stage.name}: {what}; put "
-                                "the reduction axes innermost")
+        if inner_data:
+            raise ScheduleError(f"cross-thread reduction of stage {stage.name}: data-parallel "
+                                f"axes {', '.join(inner_data)} are inside the reduction loops; "
+                                "put the reduction axes innermost")
         T = sb.extents[tleaf]
         if not isinstance(T, IntImm):
             raise ScheduleError(f"cross-thread reduction of stage {stage.name}: axis "
                                 f"{tleaf.var.name} bound to a thread needs a constant extent")
         tag = stage.iter_attrs[tleaf].bind.thread_tag
-        dtype = bufs[0].dtype
         red_conds = []
         for iv in op.reduce_axis:
             red_conds += self._guards(iv, offsets[iv], vmap[iv.var], sb)
         red_conds.append(conv.visit(substitute(red.condition, vmap)))
         sources = [conv.visit(substitute(s, vmap)) for s in red.source]
-        acc = Buffer(f"{op.name}.acc", (const(1),), dtype, "local")
-        acc_val = BufferLoad(acc, (const(0),), dtype)
-        (new,) = red.combiner.combine([acc_val], sources)
-        stmt = _guard(BufferStore(acc, new, (const(0),)), red_conds, self.ranges)
+        # one accumulator and one shared row per output (a tuple reducer, argmax: two)
+        suffix = [""] if len(bufs) == 1 else [str(k) for k in range(len(bufs))]
+        accs = [Buffer(f"{op.name}.acc{x}", (const(1),), b.dtype, "local")
+                for x, b in zip(suffix, bufs)]
+        update = self._reduce_update(red, accs, (const(0),), sources)
+        stmt = _guard(update, red_conds, self.ranges)
         for pos in range(len(leaves) - 1, p0 - 1, -1):
             stmt = self._attached(stage, leaves[pos], stmt)
             stmt = self._loop(stage, leaves[pos], sb.extents[leaves[pos]], stmt)
@@ -205,29 +205,32 @@ class _Builder:
                     raise ScheduleError(f"cross-thread reduction of stage {stage.name}: "
                                         f"thread axis {lv.var.name} needs a constant extent")
                 lin, size = lin * ext + lv.var, size * ext.value
-        red_buf = Buffer(f"{op.name}.red", (const(size * T.value),), dtype, "shared")
+        red_bufs = [Buffer(f"{op.name}.red{x}", (const(size * T.value),), b.dtype, "shared")
+                    for x, b in zip(suffix, bufs)]
         tx = Var(tleaf.var.name + "_red")
         base = simplify(lin * T)
         slot = simplify(base + tx)
         sync = storage_sync()
-        tree = [BufferStore(red_buf, acc_val, (slot,)), sync]
+        tree = [BufferStore(r, BufferLoad(a, (const(0),), a.dtype), (slot,))
+                for r, a in zip(red_bufs, accs)] + [sync]
         width = T.value
         step = 1 << max(0, (width - 1).bit_length() - 1)
         while width > 1:
-            other = BufferLoad(red_buf, (simplify(slot + step),), dtype)
-            mine = BufferLoad(red_buf, (slot,), dtype)
-            (combined,) = red.combiner.combine([mine], [other])
-            tree += [IfThenElse(tx < width - step, BufferStore(red_buf, combined, (slot,))),
-                     sync]
+            others = [BufferLoad(r, (simplify(slot + step),), r.dtype) for r in red_bufs]
+            tree += [IfThenElse(tx < width - step,
+                                self._reduce_update(red, red_bufs, (slot,), others)), sync]
             width, step = step, step // 2
-        result = BufferLoad(red_buf, (base,), dtype)
         conds = [substitute(c, {tleaf.var: tx}) for c in data_conds]
-        tree.append(_guard(BufferStore(bufs[0], result, store_idx), conds + [tx.equal(0)],
-                           self.ranges))
+        results = [BufferStore(b, BufferLoad(r, (base,), r.dtype), store_idx)
+                   for b, r in zip(bufs, red_bufs)]
+        tree.append(_guard(seq(*results), conds + [tx.equal(0)], self.ranges))
         cross = For(tx, const(0), T, ForKind.THREAD_BINDING, seq(*tree), tag)
-        ident = BufferStore(acc, conv.visit(substitute(
-            (red.init or red.combiner.identity)[0], vmap)), (const(0),))
-        stmt = Allocate(acc, Allocate(red_buf, seq(ident, stmt, cross)))
+        inits = red.init or red.combiner.identity
+        idents = [BufferStore(a, conv.visit(substitute(v, vmap)), (const(0),))
+                  for a, v in zip(accs, inits)]
+        stmt = seq(*idents, stmt, cross)
+        for buf in reversed(accs + red_bufs):
+            stmt = Allocate(buf, stmt)
         for pos in range(p0 - 1, -1, -1):
             stmt = self._attached(stage, leaves[pos], stmt)
             stmt = self._loop(stage, leaves[pos], sb.extents[leaves[pos]], stmt)

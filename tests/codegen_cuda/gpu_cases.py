@@ -87,6 +87,30 @@ def row_sum_cross_thread(scale=1):
     return s, [A, B], [_rand(rows, cols)], [np.empty(rows, "float32")], lambda a: a.sum(1)
 
 
+def argmax_cross_thread(scale=1, rows=5, cols=45):
+    """A tuple reducer (argmax: index and value) across the threads of a block, as in TVM:
+    one accumulator and one shared row per output, combined together. Ties go to the smaller
+    index (compared in the combiner, as TOPI's argmax does: the combine order across threads
+    is a tree, not k's order)."""
+    def combine(x, y):
+        keep = te.any(x[1] > y[1], te.all(x[1] == y[1], x[0] < y[0]))
+        return te.select(keep, x[0], y[0]), te.select(keep, x[1], y[1])
+
+    argmax = te.comm_reducer(combine, lambda t0, t1: (te.const(-1, t0), te.min_value(t1)),
+                             name="argmax")
+    val = te.placeholder((rows, cols * scale), name="val")
+    k = te.reduce_axis((0, cols * scale), "k")
+    T0, T1 = te.compute((rows,), lambda i: argmax((k.var, val[i, k]), axis=k), name="T")
+    s = te.create_schedule(T0.op)
+    ko, ki = s[T0].split(k, factor=16)
+    s[T0].bind(ki, te.thread_axis("threadIdx.x"))
+    s[T0].bind(s[T0].op.axis[0], te.thread_axis("blockIdx.x"))
+    v = _rand(rows, cols * scale)
+    v[1, 3] = v[1, 40] = v[1].max() + 1                 # a tie: the first index wins
+    return s, [val, T0, T1], [v], [np.empty(rows, "int32"), np.empty(rows, "float32")], \
+        lambda a: [a.argmax(1).astype("int32"), a.max(1)]
+
+
 def sum_across_blocks(scale=1, rows=2, cols=301):
     """A long reduction to few outputs in two kernels (nn.ops.gpu.reduce_across_blocks): three
     blocks share each row (partial sums through global memory), then a cross-thread combine."""
@@ -284,7 +308,8 @@ def conv2d_hwcn(scale=1, batch=8, in_channel=4, out_channel=8, in_size=3, kernel
         [np.empty((out_size, out_size, out_channel, batch), "float32")], ref
 
 
-CASES = [vector_add, fused_elementwise_2d, int_and_half, row_sum_cross_thread, nn_dense_padded,
+CASES = [vector_add, fused_elementwise_2d, int_and_half, row_sum_cross_thread,
+         argmax_cross_thread, nn_dense_padded,
          sum_across_blocks, auto_long_sums, max_reduce_per_thread, gemm_shared_local,
          gemm_vthread, gemm_double_buffer, gemm_wide_tiles,
          nn_conv2d_implicit_gemm, softmax_rows,
