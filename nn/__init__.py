@@ -6,6 +6,7 @@
 the Module system and layers in ``nn.modules``; initializers in ``nn.init``.
 """
 from .tensor import *  # noqa: F401,F403
+from .dtypes import *  # noqa: F401,F403,E402  (nn.float32...; nn.int / nn.bool hide builtins)
 from .device import device  # noqa: F401
 from . import cuda  # noqa: F401,E402
 from .random import get_rng_state, initial_seed, seed, set_rng_state  # noqa: F401
@@ -14,5 +15,5 @@ from .autograd import enable_grad, is_grad_enabled, no_grad, set_grad_enabled  #
 from .functions import *  # noqa: F401,F403
 from . import modules  # noqa: E402  (layers on top of the tensor and its operators)
 from .modules import *  # noqa: F401,F403
-from . import data, datasets, init, optim  # noqa: F401,E402  (they build on the layers)
+from . import data, datasets, init, optim, utils  # noqa: F401,E402  (they build on the layers)
 from .serialization import load, save  # noqa: F401,E402

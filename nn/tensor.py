@@ -16,6 +16,7 @@ import numpy as np
 
 from . import autograd
 from . import device as devices
+from .dtypes import as_dtype
 
 __all__ = ["Tensor", "tensor", "from_numpy", "zeros", "ones", "full", "empty", "arange",
            "linspace", "logspace", "eye", "rand", "randn", "randint", "randperm", "normal",
@@ -54,7 +55,8 @@ class Tensor:
 
     @property
     def dtype(self) -> str:
-        return dtype_name(self._data.dtype)
+        """The element type: an ``nn.dtype`` (``nn.float32``), equal to its numpy name."""
+        return as_dtype(dtype_name(self._data.dtype))
 
     @property
     def ndim(self) -> int:
@@ -152,6 +154,24 @@ class Tensor:
     def double(self) -> Tensor:
         return self.to("float64")
 
+    def half(self) -> Tensor:
+        return self.to("float16")
+
+    def long(self) -> Tensor:
+        return self.to("int64")
+
+    def int(self) -> Tensor:
+        return self.to("int32")
+
+    def short(self) -> Tensor:
+        return self.to("int16")
+
+    def byte(self) -> Tensor:
+        return self.to("uint8")
+
+    def bool(self) -> Tensor:
+        return self.to("bool")
+
     def __repr__(self):
         data = devices.host(self._data)
         body = np.array2string(data, separator=", ", prefix="tensor(",
@@ -248,6 +268,23 @@ class Tensor:
         """A tensor on the same storage, out of the graph."""
         return Tensor(self._data)
 
+    @property
+    def data(self) -> Tensor:
+        """This tensor's storage as a new tensor out of the graph (as ``detach()``); writes
+        to it are not seen by autograd's version checks, as in PyTorch."""
+        return Tensor(self._data)
+
+    @data.setter
+    def data(self, value):
+        """Replace the storage (any shape and dtype), keeping autograd's flags and history:
+        ``p.data = p.data * 0.5``."""
+        if not isinstance(value, Tensor):
+            raise TypeError(f"data must be set to a Tensor, not {type(value).__name__}")
+        if self.requires_grad and not value.is_floating_point():
+            raise RuntimeError(f"data set to a {value.dtype} tensor on a tensor that requires "
+                               "grad: only floating point tensors can require gradients")
+        self._data = value._data
+
     # --------------------------------------------------------------- in place
 
     @property
@@ -317,6 +354,18 @@ class Tensor:
         if node is not None:
             self._set_history(node, out._output_nr)
         return self
+
+    def copy_(self, src, non_blocking=False) -> Tensor:
+        """Write ``src`` (broadcast to this shape, cast to this dtype, moved to this device)
+        into this tensor; inside the graph the gradient flows to ``src``."""
+        if not isinstance(src, Tensor):
+            raise TypeError(f"copy_(): argument 'src' must be Tensor, not {type(src).__name__}")
+        if not self._records_inplace([src]):
+            with autograd.no_grad():
+                return self._assign(_copy_of(self, src))
+        # in the graph: a copy of its own, so that this tensor gets a node even when the
+        # source is a leaf (the gradient then flows to it through the copy)
+        return self._inplace(lambda dst, source: F.clone(_copy_of(dst, source)), src)
 
     def zero_(self):
         return self.fill_(0)
@@ -403,6 +452,12 @@ class Tensor:
 
     def __mod__(self, other):
         return F.remainder(self, other)
+
+    def __rfloordiv__(self, other):
+        return F.floor_divide(other, self)
+
+    def __rmod__(self, other):
+        return F.remainder(other, self)
 
     def __abs__(self):
         return F.abs(self)
@@ -532,6 +587,11 @@ for _name in METHODS:
 for _name in INPLACE:
     if _name + "_" not in Tensor.__dict__:
         setattr(Tensor, _name + "_", _inplace_method(_name))
+
+
+def _copy_of(dst, src):
+    """``src`` as ``copy_`` writes it into ``dst``: on its device, of its dtype and shape."""
+    return F.expand(F.cast(F.to_device(src, dst.device), dst.dtype), dst.shape)
 
 
 _DTYPE_NAMES = {}

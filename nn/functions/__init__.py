@@ -20,9 +20,11 @@ from .norm import *  # noqa: F401,F403
 from .pool import *  # noqa: F401,F403
 from .reduce import *  # noqa: F401,F403
 from .shape import *  # noqa: F401,F403
+from .sorting import *  # noqa: F401,F403
 from .sparse import *  # noqa: F401,F403
+from .vision import *  # noqa: F401,F403
 
 THEMES = tuple(importlib.import_module(f"{__name__}.{theme}") for theme in (
     "activation", "conv", "dropout", "elementwise", "index", "linalg", "loss", "norm", "pool",
-    "reduce", "shape", "sparse"))
+    "reduce", "shape", "sorting", "sparse", "vision"))
 __all__ = [name for module in THEMES for name in module.__all__]

@@ -108,7 +108,7 @@ def broadcast_shape(*shapes) -> tuple:
     out = []
     for d in range(-ndim, 0):
         sizes = [s[d] for s in shapes if len(s) >= -d]
-        size = builtins.max(sizes)
+        size = next((n for n in sizes if n != 1), 1)      # 0 too: (0,) and (1,) give (0,)
         for k, n in enumerate(sizes):
             if n not in (1, size):
                 raise RuntimeError(f"The size of tensor a ({sizes[0]}) must match the size of "

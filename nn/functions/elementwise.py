@@ -13,6 +13,7 @@ import numpy as np
 
 from nn.ops import cpu, declare
 
+from ..device import is_gpu
 from .base import (FLOATING, Op, Tensor, _kernel, _sum_to, broadcast_shape, cast)
 from .elementwise_unary import *  # noqa: F401,F403  (re-exported)
 from .elementwise_unary import __all__ as _unary_names, _no_kernel_for
@@ -217,9 +218,19 @@ def div(input, other, *, rounding_mode=None):
         return Div.apply(*_tensors(input, other, dtype=dtype if dtype in FLOATING
                                    else "float32"))
     a, b = _tensors(input, other, dtype="int64" if dtype == "bool" else dtype)
-    if a.dtype not in FLOATING and not isinstance(other, Tensor) and other == 0:
-        raise RuntimeError("ZeroDivisionError")
+    _refuse_integer_zero(b, "division")
     return DivRounded.apply(a, b, rounding_mode)
+
+
+def _refuse_integer_zero(divisor, what):
+    """PyTorch's error for an integer division or remainder by zero. Checked on the host, so
+    for CPU tensors only: on the GPU, as in PyTorch, the result is unspecified."""
+    if divisor.dtype in FLOATING or is_gpu(divisor._data):
+        return
+    if (divisor._data == 0).any():
+        raise RuntimeError(f"ZeroDivisionError: integer {what} by zero (the divisor has a zero "
+                           "element); divide float tensors to get inf / nan, or replace the "
+                           "zeros first (nn.where(divisor == 0, 1, divisor))")
 
 
 def true_divide(dividend, divisor):
@@ -396,8 +407,7 @@ def _modulo(op, input, other):
     a, b = _tensors(input, other)
     if a.dtype == "bool":
         a, b = cast(a, "int64"), cast(b, "int64")
-    if a.dtype not in FLOATING and not isinstance(other, Tensor) and other == 0:
-        raise RuntimeError("ZeroDivisionError")
+    _refuse_integer_zero(b, "remainder")
     return op.apply(a, b)
 
 

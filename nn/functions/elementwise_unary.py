@@ -114,7 +114,8 @@ erf = _unary("erf", declare.erf, lambda x, out: (-x * x).exp() * (2 / math.sqrt(
 tanh = _unary("tanh", cpu.tanh, lambda x, out: 1 - out * out)
 sigmoid = _unary("sigmoid", cpu.sigmoid, lambda x, out: out * (1 - out))
 reciprocal = _unary("reciprocal", declare.reciprocal, lambda x, out: -(out * out))
-relu = _unary("relu", cpu.relu, lambda x, out: (out > 0).to(out.dtype), integers="keep")
+# out != 0, not out > 0: the gradient passes where the output is NaN, as PyTorch's
+relu = _unary("relu", cpu.relu, lambda x, out: (out != 0).to(out.dtype), integers="keep")
 square_ = _unary("square", declare.square, lambda x, out: x * 2, integers="keep")
 abs_ = _unary("abs", declare.abs, lambda x, out: x.sign(), integers="keep")
 sign_ = _unary("sign", declare.sign, integers="keep")

@@ -21,6 +21,7 @@ import numpy as np
 from nn.ops import index as ops
 
 from .. import autograd
+from .. import device as devices
 from .base import Op, Tensor, _dim, _kernel
 from .shape import Select, Slice, SliceBackward, _run, contiguous_data, unsqueeze
 
@@ -392,7 +393,7 @@ def _check_dim_index(input, dim, index, src=None):
             raise RuntimeError(f"Expected index {list(index.shape)} to be no larger than self "
                                f"{list(input.shape)} apart from dimension {dim}{against}")
     n = input.shape[dim] if input.ndim else 1
-    data = index._data
+    data = devices.host(index._data)        # a GPU index is checked on a host copy
     bad = (data < 0) | (data >= n)
     if bad.any():
         raise RuntimeError(f"index {data[bad].reshape(-1)[0]} is out of bounds for dimension "

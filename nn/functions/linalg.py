@@ -13,6 +13,7 @@ import numpy as np
 
 from nn.ops import cpu, cpu_matmul
 
+from ..tensor import zeros
 from .base import Op, _kernel, _operands, _sum_to, broadcast_shape
 
 __all__ = ["mm", "bmm", "matmul", "linear", "bilinear", "addmm", "mv", "dot", "outer"]
@@ -103,6 +104,8 @@ class Bmm(Op):
         m = a.shape[-1] if ta else a.shape[-2]
         n = b.shape[-2] if tb else b.shape[-1]
         batch = broadcast_shape(a.shape[:-2], b.shape[:-2])
+        if 0 in a.shape + b.shape:      # an empty operand: the product is empty or zero
+            return zeros(batch + (m, n), dtype=a.dtype, device=a.device)
         return _kernel(cpu.batch_matmul, _batched(a._data, batch), _batched(b._data, batch),
                        out_shape=batch + (m, n), transpose_a=ta, transpose_b=tb)
 

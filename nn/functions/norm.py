@@ -34,7 +34,7 @@ def _check_float(x, what):
 
 def _channels_view(x):
     """``x`` (N, C, *) as (N, C, L)."""
-    return x.reshape(x.shape[0], x.shape[1], -1)
+    return x.reshape(x.shape[0], x.shape[1], int(np.prod(x.shape[2:])))  # -1 fails when N = 0
 
 
 class NativeBatchNorm(FusedOp):
@@ -52,8 +52,8 @@ class NativeBatchNorm(FusedOp):
         if training:
             y, mean, var = run_kernel(ops.batch_norm_train, x3, *affine, eps=eps,
                                       schedule=ops.schedule_channels)
-            if running_mean is not None:
-                count = x3.shape[0] * x3.shape[2]
+            count = x3.shape[0] * x3.shape[2]
+            if running_mean is not None and count:     # an empty batch leaves them, as in torch
                 new = run_kernel(ops.running_stats, running_mean._data, running_var._data,
                                  mean.reshape((1,) + mean.shape), var.reshape((1,) + var.shape),
                                  np.array([factor], x.dtype), count=count,

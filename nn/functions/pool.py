@@ -137,7 +137,8 @@ def _tuple(value, n, what, name):
 
 def _batched(input, nd, name):
     """``input`` as (N, C, H, W) and whether it had no batch axis."""
-    if input.ndim not in (nd + 1, nd + 2) or input.numel() == 0:
+    # a batch of no images is allowed, as in PyTorch; an image of no pixels is not
+    if input.ndim not in (nd + 1, nd + 2) or 0 in input.shape[input.ndim - nd - 1:]:
         raise RuntimeError(f"{name}: expected a non-empty {nd + 1}D (unbatched) or {nd + 2}D "
                            f"(batched) input, but got input of size: {list(input.shape)}")
     if not input.is_floating_point():

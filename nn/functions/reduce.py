@@ -85,7 +85,8 @@ class Mean(Op):
 
     @staticmethod
     def backward(ctx, g):
-        return _spread(g * (1.0 / ctx.count), ctx.shape, ctx.dims), None, None
+        # over no elements the gradient is empty: any scale will do
+        return _spread(g * (1.0 / builtins.max(ctx.count, 1)), ctx.shape, ctx.dims), None, None
 
 
 class SumDim(Sum):
@@ -152,8 +153,10 @@ class Min(Max):
 
 
 class Amax(Op):
-    """The maximum over dimensions; ties share the gradient evenly, as PyTorch's."""
+    """The maximum over dimensions; ties share the gradient evenly, as PyTorch's (where the
+    maximum is NaN, no element equals it and the gradient is NaN, as PyTorch's too)."""
     kernel = cpu.max
+    nan_shares = False
 
     @staticmethod
     def forward(ctx, x, dims, keepdim):
@@ -168,7 +171,11 @@ class Amax(Op):
     def backward(ctx, g):
         x, out = ctx.saved_tensors
         kept = _kept(x.shape, ctx.dims)
-        hit = (x == out.reshape(kept)).to(g.dtype)
+        top = out.reshape(kept)
+        hit = x == top
+        if ctx._forward_cls.nan_shares and x.is_floating_point():
+            hit = hit.logical_or(x.isnan().logical_and(top.isnan()))
+        hit = hit.to(g.dtype)
         share = hit / hit.sum(ctx.dims, keepdim=True)
         return share * g.reshape(kept), None, None
 
@@ -178,11 +185,14 @@ class Amin(Amax):
 
 
 class MaxAll(Amax):
-    """``max(input)``: the largest element (ties share the gradient)."""
+    """``max(input)``: the largest element (ties share the gradient; NaN elements share it
+    when the result is NaN, as PyTorch's)."""
+    nan_shares = True
 
 
 class MinAll(Amin):
-    """``min(input)``: the smallest element (ties share the gradient)."""
+    """``min(input)``: the smallest element (ties and NaN share the gradient, as ``max``)."""
+    nan_shares = True
 
 
 MaxAll._node_cls.__name__ = "MaxBackward1"
@@ -195,6 +205,14 @@ def _not_empty(x, name, what="reduction dim to be specified"):
                            "reduction dim with the 'dim' argument.")
 
 
+def _nonzero_sizes(name, input, dims):
+    """PyTorch's error for a maximum or minimum over a dimension of size 0 (it has none)."""
+    for d in dims:
+        if d < input.ndim and input.shape[d] == 0:
+            raise IndexError(f"{name}(): Expected reduction dim {d} to have non-zero size.")
+    return dims
+
+
 def _extremum(name, whole, along, pair, input, dim, keepdim):
     """max / min in their three forms: whole tensor, along ``dim``, against a tensor."""
     if isinstance(dim, Tensor):
@@ -204,7 +222,10 @@ def _extremum(name, whole, along, pair, input, dim, keepdim):
     if dim is None:
         _not_empty(input, name)
         return whole.apply(input, tuple(range(input.ndim)), False)
-    values, indices = along.apply(input, _dim(dim, input.ndim), keepdim)
+    dim = _dim(dim, input.ndim)
+    if input.ndim:
+        _nonzero_sizes(name, input, (dim,))
+    values, indices = along.apply(input, dim, keepdim)
     return (max_result if name == "max" else min_result)(values, indices)
 
 
@@ -222,12 +243,18 @@ def min(input, dim=None, keepdim=False):
 
 def amax(input, dim=(), keepdim=False):
     """The maximum over ``dim`` (all when empty)."""
-    return Amax.apply(input, _all_dims(dim, input.ndim), keepdim)
+    if dim is None or dim == ():
+        _not_empty(input, "amax")
+    dims = _nonzero_sizes("amax", input, _all_dims(dim, input.ndim))
+    return Amax.apply(input, dims, keepdim)
 
 
 def amin(input, dim=(), keepdim=False):
     """The minimum over ``dim`` (all when empty)."""
-    return Amin.apply(input, _all_dims(dim, input.ndim), keepdim)
+    if dim is None or dim == ():
+        _not_empty(input, "amin")
+    dims = _nonzero_sizes("amin", input, _all_dims(dim, input.ndim))
+    return Amin.apply(input, dims, keepdim)
 
 
 def _arg(name, kernel, input, dim, keepdim):
@@ -237,7 +264,9 @@ def _arg(name, kernel, input, dim, keepdim):
         return out.reshape((1,) * input.ndim) if keepdim else out
     dim = _dim(dim, input.ndim)
     shape = _reduced(input.shape, (dim,), keepdim)
-    if input.ndim == 0:
+    if input.ndim:
+        _nonzero_sizes(name, input, (dim,))
+    else:
         return Tensor(np.zeros(shape, "int64"))
     return _kernel(kernel, input._data, out_shape=shape, axis=dim, keepdims=keepdim)
 
@@ -273,7 +302,8 @@ class Var(Op):
         kept = _kept(x.shape, ctx.dims)
         count = int(np.prod([x.shape[d] for d in ctx.dims]))
         centered = x - x.mean(ctx.dims, keepdim=True)
-        scale = g.reshape(kept) * (1.0 / builtins.max(count - ctx.correction, 0))
+        dof = count - ctx.correction       # 1 / 0 is inf, as in PyTorch's formula
+        scale = g.reshape(kept) * (1.0 / dof if dof else float("inf"))
         if ctx._forward_cls.root:
             return centered * (scale / out.reshape(kept)), None, None, None
         return centered * (scale * 2), None, None, None

@@ -1,6 +1,6 @@
 """nn's Module system and layers, as PyTorch's ``torch.nn`` has them (issue 5)."""
 from . import (activation, batchnorm, container, conv, dropout, flatten, linear, loss, module,
-               normalization, padding, pooling, sparse)
+               normalization, padding, pooling, sparse, upsampling)
 from .activation import *  # noqa: F401,F403
 from .batchnorm import *  # noqa: F401,F403
 from .container import *  # noqa: F401,F403
@@ -14,7 +14,8 @@ from .normalization import *  # noqa: F401,F403
 from .padding import *  # noqa: F401,F403
 from .pooling import *  # noqa: F401,F403
 from .sparse import *  # noqa: F401,F403
+from .upsampling import *  # noqa: F401,F403
 
 __all__ = [name for m in (module, container, linear, activation, conv, pooling, padding,
-                          batchnorm, normalization, dropout, loss, sparse, flatten)
+                          batchnorm, normalization, dropout, loss, sparse, flatten, upsampling)
            for name in m.__all__]

@@ -45,9 +45,9 @@ DOT_LANES = 16      # partial sums of each dot product: one AVX-512 vector
 def default_tile(M, N, transpose_b=False):
     """(strategy, (rows, columns)) of the register tile for an M x N product."""
     if transpose_b and M <= DOT_M_MAX:
-        return "dot", (M, 1)
+        return "dot", (max(M, 1), 1)
     if M < ROWS[0]:
-        my = M
+        my = max(M, 1)          # an empty product (M = 0) still has a one-row tile
     else:                       # least padding; the larger tile on a tie
         my = min(ROWS, key=lambda r: (pad_to(M, r), -r))
     bn = BN if N > BN // 2 else 16

@@ -4,6 +4,9 @@ A reduction over the last (contiguous) axis is vectorized by ``rfactor``: a 64-w
 partial results per output (four AVX-512 registers, four independent add chains), combined at
 the end. A reduction over other axes keeps the last axis as vector lanes and runs the reduced
 axes outside it. ``mean`` divides in a second, elementwise stage.
+
+``max`` and ``min`` of floating inputs propagate NaN, as numpy's and PyTorch's do (``te.max``
+keeps TVM's semantics, where a NaN loses every comparison and drops out of the result).
 """
 from __future__ import annotations
 
@@ -52,19 +55,48 @@ def _reduce(x, axis, keepdims, reducer, name):
                       attrs={"axes": axes, "ndim": ndim})
 
 
+def _keeping_nan(wins):
+    """A combiner that keeps the accumulator where it ``wins`` or is NaN, else takes the new
+    value: once a NaN is in, it stays, whatever the order of the (vector, partial) combines."""
+    def combine(acc, new):
+        return te.select(te.any(wins(acc, new), acc.not_equal(acc)), acc, new)
+    return combine
+
+
+# identity +-inf, not the largest finite value, so that a row of -inf has maximum -inf
+nan_max = te.comm_reducer(_keeping_nan(lambda a, b: a > b),
+                          lambda t: te.const(-float("inf"), t), name="nan_max")
+nan_min = te.comm_reducer(_keeping_nan(lambda a, b: a < b),
+                          lambda t: te.const(float("inf"), t), name="nan_min")
+
+
+def _floating(dtype) -> bool:
+    return str(dtype).startswith("float")
+
+
+def max_reducer(dtype):
+    """The maximum reducer for ``dtype``: NaN-propagating for floating types."""
+    return nan_max if _floating(dtype) else te.max
+
+
+def min_reducer(dtype):
+    """The minimum reducer for ``dtype``: NaN-propagating for floating types."""
+    return nan_min if _floating(dtype) else te.min
+
+
 def sum(x: Tensor, axis=None, keepdims=False, name="sum"):
     """Sum over ``axis`` (an int, a tuple, or None for all axes), as numpy's ``x.sum``."""
     return _reduce(x, axis, keepdims, te.sum, name)
 
 
 def max(x: Tensor, axis=None, keepdims=False, name="max"):
-    """Maximum over ``axis``, as numpy's ``x.max``."""
-    return _reduce(x, axis, keepdims, te.max, name)
+    """Maximum over ``axis``, as numpy's ``x.max`` (NaN if any element is)."""
+    return _reduce(x, axis, keepdims, max_reducer(x.dtype), name)
 
 
 def min(x: Tensor, axis=None, keepdims=False, name="min"):
-    """Minimum over ``axis``, as numpy's ``x.min``."""
-    return _reduce(x, axis, keepdims, te.min, name)
+    """Minimum over ``axis``, as numpy's ``x.min`` (NaN if any element is)."""
+    return _reduce(x, axis, keepdims, min_reducer(x.dtype), name)
 
 
 def mean(x: Tensor, axis=None, keepdims=False, name="mean"):
@@ -75,7 +107,9 @@ def mean(x: Tensor, axis=None, keepdims=False, name="mean"):
     if count is None:
         return te.compute(total.shape, lambda *i: total[i] / _product(sizes).astype(x.dtype),
                           name=name, tag="mean")
-    return te.compute(total.shape, lambda *i: total[i] * te.const(1.0 / count, x.dtype),
+    # the mean of no elements is NaN, as numpy's and PyTorch's
+    scale = 1.0 / count if count else float("nan")
+    return te.compute(total.shape, lambda *i: total[i] * te.const(scale, x.dtype),
                       name=name, tag="mean")
 
 

@@ -240,12 +240,14 @@ lerp = elementwise("lerp", lambda a, b, w: a + w * (b - a))
 # ----------------------------------------------------------------------------- reductions
 
 def argmax(x, axis, keepdims=False):
-    """The first index of the maximum along ``axis`` (int64), as numpy's ``argmax``."""
+    """The first index of the maximum along ``axis`` (int64), as numpy's ``argmax`` (of the
+    first NaN where there is one)."""
     return _arg_extremum(x, axis, keepdims, cpu.max, "argmax")
 
 
 def argmin(x, axis, keepdims=False):
-    """The first index of the minimum along ``axis`` (int64), as numpy's ``argmin``."""
+    """The first index of the minimum along ``axis`` (int64), as numpy's ``argmin`` (of the
+    first NaN where there is one)."""
     return _arg_extremum(x, axis, keepdims, cpu.min, "argmin")
 
 
@@ -258,7 +260,10 @@ def _arg_extremum(x, axis, keepdims, reduce, name):
         full = list(idx) if keepdims else list(idx[:axis]) + [0] + list(idx[axis:])
         src = full[:axis] + [k] + full[axis + 1:]
         at_top = full[:axis] + [0] + full[axis + 1:]
-        hit = x[tuple(src)].equal(top[tuple(at_top)])
+        value = x[tuple(src)]
+        hit = value.equal(top[tuple(at_top)])
+        if _floating(x.dtype):      # the maximum is NaN where the row has one: its first index
+            hit = te.any(hit, _is_nan(value))
         return te.min(te.select(hit, k.var.astype("int64"), never), axis=k)
     shape = [1 if d == axis else x.shape[d] for d in range(len(x.shape))
              if keepdims or d != axis]

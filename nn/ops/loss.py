@@ -119,7 +119,7 @@ def cross_entropy_backward(x, target, weight, lse, g, wsum, *, ignore_index, smo
             return g[n, d]
         if reduction == "sum":
             return g[0]
-        return g[0] / wsum[0] if not probs else g[0] * _c(1.0 / count, dt)
+        return g[0] / wsum[0] if not probs else g[0] * _c(1.0 / max(count, 1), dt)
 
     def softmax(n, c, d):
         return te.exp(x[n, c, d] - lse[n, d])

@@ -119,7 +119,7 @@ def batch_norm_backward(g, x, mean, var, *weight, eps, train):
     def body(n_, c, l_):
         if not train:
             return g[n_, c, l_] * gain(c)
-        inv = _c(1.0 / count, dt)
+        inv = _c(1.0 / max(count, 1), dt)      # count 0: dx has no elements
         proj = dweight[c] * invstd(c) * inv
         return (g[n_, c, l_] - dbias[c] * inv - (x[n_, c, l_] - mean[c]) * proj) * gain(c)
     dx = te.compute(x.shape, body, name="dx", tag="norm_out")
@@ -271,7 +271,7 @@ def row_norm_backward(g, x, mean, var, *weight, eps):
     sums = te.compute((n_, g_), lambda n, gr: sum2(
         (gw(n, gr, rk, rl), gw(n, gr, rk, rl) * (x[n, gr, rk, rl] - mean[n, gr])),
         axis=[rk, rl]), name="stats", tag="norm_stats")
-    inv = _c(1.0 / count, dt)
+    inv = _c(1.0 / max(count, 1), dt)          # count 0: dx has no elements
 
     def body(n, gr, k, l_):
         r = rstd[n, gr]

@@ -1,0 +1,91 @@
+"""Sorting along a dimension: ``sort``, ``argsort`` and ``topk``, with PyTorch's signatures.
+
+The permutation is computed on the host by numpy's stable sort (a GPU tensor's values are
+copied to the host for it); the values are then gathered with ``gather``, so their gradient
+is ``gather``'s: the output gradient scattered back to the positions each value came from.
+Orders follow PyTorch's: NaN sorts above every number (last ascending, first descending), and
+equal elements keep their input order (PyTorch's ``stable=True``; its default sort does not
+promise an order among ties).
+"""
+from __future__ import annotations
+
+import builtins
+import collections
+
+import numpy as np
+
+from .. import device as devices
+from .base import Tensor, _dim, to_device
+from .index import gather
+
+__all__ = ["sort", "argsort", "topk", "msort"]
+
+sort_result = collections.namedtuple("sort", ["values", "indices"])
+topk_result = collections.namedtuple("topk", ["values", "indices"])
+
+
+def _check(input, name):
+    if not isinstance(input, Tensor):
+        raise TypeError(f"{name}(): argument 'input' must be Tensor, not "
+                        f"{type(input).__name__}")
+
+
+def _permutation(data, dim, descending):
+    """The stable sorting permutation of host array ``data`` along ``dim`` (int64)."""
+    if not descending:
+        return np.argsort(data, axis=dim, kind="stable")
+    # descending and stable: sort the reversed axis ascending, then reverse the result
+    # (ties come back in input order; NaN, the largest, first)
+    n = data.shape[dim]
+    backward = np.argsort(np.flip(data, dim), axis=dim, kind="stable")
+    return np.flip(n - 1 - backward, dim)
+
+
+def _indices(input, dim, descending):
+    """The permutation of ``input`` along ``dim`` as an int64 tensor on its device."""
+    perm = _permutation(devices.host(input._data), dim, descending)
+    return to_device(Tensor(np.ascontiguousarray(perm, dtype="int64")), input.device)
+
+
+def sort(input, dim=-1, descending=False, stable=False):
+    """(values, indices) of ``input`` sorted along ``dim``; the values are differentiable.
+    The permutation is computed by numpy on the host; the sort is always stable."""
+    _check(input, "sort")
+    if input.ndim == 0:
+        return sort_result(input * 1, to_device(Tensor(np.zeros((), "int64")), input.device))
+    d = _dim(dim, input.ndim)
+    indices = _indices(input, d, descending)
+    return sort_result(gather(input, d, indices), indices)
+
+
+def argsort(input, dim=-1, descending=False, stable=False):
+    """The indices that sort ``input`` along ``dim`` (``sort(...).indices``)."""
+    _check(input, "argsort")
+    if input.ndim == 0:
+        return to_device(Tensor(np.zeros((), "int64")), input.device)
+    return _indices(input, _dim(dim, input.ndim), descending)
+
+
+def msort(input):
+    """``input`` sorted along its first dimension (the values of ``sort(input, 0)``)."""
+    return sort(input, 0).values
+
+
+def topk(input, k, dim=-1, largest=True, sorted=True):
+    """(values, indices) of the ``k`` largest (``largest=False``: smallest) elements along
+    ``dim``, largest first (smallest first); NaN counts as the largest. The permutation is
+    computed by numpy on the host; ``sorted=False`` returns them sorted too."""
+    _check(input, "topk")
+    if isinstance(k, bool) or not isinstance(k, (int, np.integer)):
+        raise TypeError(f"topk(): argument 'k' must be int, not {type(k).__name__}")
+    size = input.shape[_dim(dim, input.ndim)] if input.ndim else 1
+    if not 0 <= k <= size:
+        raise RuntimeError(f"selected index k out of range: topk(k={k}) along a dimension of "
+                           f"size {size}; choose 0 <= k <= {size}")
+    if input.ndim == 0:
+        return topk_result(*sort(input))
+    d = _dim(dim, input.ndim)
+    perm = _permutation(devices.host(input._data), d, largest)
+    first = np.take(perm, np.arange(builtins.int(k)), axis=d)
+    indices = to_device(Tensor(np.ascontiguousarray(first, dtype="int64")), input.device)
+    return topk_result(gather(input, d, indices), indices)

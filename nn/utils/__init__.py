@@ -1,0 +1,5 @@
+"""``nn.utils``, as ``torch.nn.utils``: gradient clipping (``clip_grad_norm_``,
+``clip_grad_value_``)."""
+from .clip_grad import clip_grad_norm_, clip_grad_value_  # noqa: F401
+
+__all__ = ["clip_grad_norm_", "clip_grad_value_"]
