@@ -25,8 +25,9 @@ def log_to_file(path):
 
 
 def progress_bar(prefix="", use_tqdm=None):
-    """A callback that shows trials done, the best speed so far and the error count; a tqdm
-    bar when tqdm is installed (or ``use_tqdm=True``), else lines of text on stdout."""
+    """A callback that shows trials done, the best speed so far (GFLOP/s, or the run time when
+    the task counts no FLOP) and the error count; a tqdm bar when tqdm is installed (or
+    ``use_tqdm=True``), else lines of text on stdout."""
     if use_tqdm is None:
         use_tqdm = tqdm is not None
     return _TqdmBar(prefix) if use_tqdm else _TextBar(prefix)
@@ -37,6 +38,8 @@ def _status(tuner):
         best = f"best {tuner.best_flops / 1e9:.2f} GFLOP/s"
     elif tuner.best_config is not None:
         best = f"best {tuner.best_cost * 1e3:.4g} ms"
+        if not tuner.task.flop:
+            best += " (no FLOP counted: cfg.add_flop(n) in the template gives GFLOP/s)"
     else:
         best = "no result yet"
     return f"{best}, {tuner.error_count} errors"

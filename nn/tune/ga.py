@@ -1,13 +1,15 @@
 """A genetic tuner: configs are genes (one choice per knob), fitness is speed.
 
-The first generation is random. Each later generation breeds ``pop_size`` new configs from the
-``pop_size`` fastest configs measured so far: two parents are drawn in proportion to their
-speed (1 / run time; failed configs have none), each knob takes one parent's choice (uniform
-crossover) and then, with probability ``mutation_prob``, a random choice. Configs already
-measured are not measured again; when breeding keeps finding them, random configs fill in.
+The first generation is random. Each later generation breeds ``pop_size`` new configs (at most
+the size of the space) from the ``pop_size`` fastest configs measured so far: two parents are
+drawn in proportion to their speed (1 / run time; failed configs have none), each knob takes one
+parent's choice (uniform crossover) and then, with probability ``mutation_prob``, a random
+choice. Configs already measured are not measured again; when breeding keeps finding them,
+random configs fill in.
 """
 from __future__ import annotations
 
+from .check import check_int, check_real
 from .tuner import Tuner
 
 
@@ -16,8 +18,10 @@ class GATuner(Tuner):
 
     def __init__(self, task, pop_size=16, mutation_prob=0.1, seed=None):
         super().__init__(task, seed)
-        self.pop_size = max(2, min(pop_size, len(self.space)))
-        self.mutation_prob = mutation_prob
+        pop_size = check_int("GATuner", "pop_size", pop_size, 1, " (configs per generation)")
+        self.pop_size = min(pop_size, len(self.space))
+        self.mutation_prob = check_real("GATuner", "mutation_prob", mutation_prob, maximum=1.0,
+                                        what=" (the chance that a knob takes a random choice)")
         self.scores: dict[int, float] = {}          # config index -> 1 / cost, 0 on error
         self.generation = 0
         self._pending: list[int] = []

@@ -23,6 +23,7 @@ from concurrent.futures import Executor, ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 from . import worker as protocol
+from .check import check_bool, check_int, check_real
 
 try:                                   # sends templates defined in __main__ (notebooks) by value
     import cloudpickle
@@ -48,6 +49,23 @@ class MeasureOption:
     rtol: float = 1e-4
     atol: float = 1e-5
     seed: int = 0
+
+    def __post_init__(self):
+        owner = "MeasureOption"
+        check_real(owner, "timeout", self.timeout, strict=True,
+                   what=" (seconds for build + run of one candidate)")
+        check_int(owner, "number", self.number, 1, " (runs per timing)")
+        check_int(owner, "repeat", self.repeat, 1, " (timings per candidate)")
+        check_real(owner, "min_repeat_ms", self.min_repeat_ms)
+        check_int(owner, "n_parallel", self.n_parallel, 1, " (candidates measured at once)")
+        if self.executor is not None and not callable(getattr(self.executor, "submit", None)):
+            raise TypeError(f"{owner}: executor must be a concurrent.futures.Executor (anything "
+                            f"with submit()) or None, got {self.executor!r}")
+        check_bool(owner, "check_correctness", self.check_correctness)
+        check_real(owner, "rtol", self.rtol)
+        check_real(owner, "atol", self.atol)
+        if self.seed is not None:
+            check_int(owner, "seed", self.seed, 0, " or None")
 
 
 @dataclass(frozen=True)

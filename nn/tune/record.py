@@ -3,7 +3,8 @@
 A line holds the workload (template name and arguments), the target, the config, the run times
 in seconds, the error (or null), the build time and a timestamp. ``apply_history_best(log)`` reads
 them back; inside it, calling a template (``gemm(512, 512, 512)``) or ``build_best`` uses the
-fastest error-free config recorded for that workload.
+fastest error-free config recorded for that workload and target. The target is the one asked for,
+else the current ``te.target.Target``, else the only target the workload has records for.
 """
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ import warnings
 from dataclasses import dataclass
 
 import te
+from te.target import Target
 
 from .measure import MeasureResult
 from .space import ConfigEntity
@@ -70,23 +72,49 @@ def load_records(path):
 
 class apply_history_best:
     """A context in which templates use the fastest error-free config recorded for each
-    workload; ``records`` is a log path or a list of TuningRecords."""
+    workload and target; ``records`` is a log path or a list of TuningRecords, ``target``
+    keeps only the records of that target."""
 
     def __init__(self, records, target=None):
         if isinstance(records, (str, os.PathLike)):
             records = load_records(records)
-        self.best: dict[tuple, TuningRecord] = {}
+        self.target = None if target is None else str(target)
+        self.best: dict[tuple, dict[str, TuningRecord]] = {}    # workload -> target -> record
         for rec in records:
-            if (target is not None and rec.target != str(target)) or not rec.result.ok:
+            if (self.target is not None and rec.target != self.target) or not rec.result.ok:
                 continue
-            known = self.best.get(rec.workload)
+            by_target = self.best.setdefault(rec.workload, {})
+            known = by_target.get(rec.target)
             if known is None or rec.result.cost < known.result.cost:
-                self.best[rec.workload] = rec
+                by_target[rec.target] = rec
         self._tokens = []
 
-    def query(self, name, args):
-        """The best config for template ``name`` on ``args``, or None."""
-        rec = self.best.get((name, canonical_args(args)))
+    def targets(self, name, args):
+        """The targets with an error-free record of template ``name`` on ``args``, sorted."""
+        return sorted(self.best.get((name, canonical_args(args)), {}))
+
+    def query_target(self, target=None):
+        """The target a query means: ``target``, else the current ``te.target.Target``, else
+        this context's target (None: any one target recorded)."""
+        if target is None:
+            target = Target.current() or self.target
+        return None if target is None else str(target)
+
+    def query(self, name, args, target=None):
+        """The best config for template ``name`` on ``args`` for ``query_target(target)``, or
+        None; without a target, ValueError if the records hold several targets for it."""
+        args = canonical_args(args)
+        by_target = self.best.get((name, args), {})
+        target = self.query_target(target)
+        if target is not None:
+            rec = by_target.get(target)
+        elif len(by_target) > 1:
+            raise ValueError(
+                f"the tuning records hold configs of {name}{args} for targets {sorted(by_target)}"
+                f"; say which one: build_best(..., target=...), apply_history_best(log, "
+                f"target=...) or call the template inside `with te.target.Target(...)`")
+        else:
+            rec = next(iter(by_target.values()), None)
         return rec.config if rec is not None else None
 
     def __enter__(self):
@@ -100,13 +128,35 @@ class apply_history_best:
         return f"apply_history_best({len(self.best)} workloads)"
 
 
-def build_best(tmpl, *args, target="llvm", log=None):
-    """Build template ``tmpl`` (a name or a Template) on ``args`` with its best config: from
-    ``log`` if given, else from the enclosing ``apply_history_best``."""
+def build_best(tmpl, *args, target=None, log=None):
+    """Build template ``tmpl`` (a name or a Template) on ``args`` with its best config for
+    ``target``: from ``log`` if given, else from the enclosing ``apply_history_best``.
+
+    Without ``target``: the current ``te.target.Target``, else the one target the records hold
+    for this workload (ValueError if they hold several), else 'llvm'.
+    """
     tmpl = get_template(tmpl) if isinstance(tmpl, str) else tmpl
-    if log is not None:
-        with apply_history_best(log, target=target):
-            return build_best(tmpl, *args, target=target)
-    sch, tensors = tmpl(*args)
+    args = canonical_args(args)
+    context = apply_history_best(log) if log is not None else CURRENT_CONTEXT.get()
+    if target is None:
+        target = _records_target(context, tmpl.name, args)
+    with Target(str(target)):
+        if log is None:
+            sch, tensors = tmpl(*args)
+        else:
+            with context:
+                sch, tensors = tmpl(*args)
     return te.build(sch, tensors, target=target, name=tmpl.name)
 
+
+def _records_target(context, name, args):
+    current = Target.current()
+    if current is not None:
+        return str(current)
+    if context is None:
+        return "llvm"
+    found = context.targets(name, args)
+    if len(found) > 1:
+        raise ValueError(f"build_best({name!r}, ...): the records hold configs of {name}{args} "
+                         f"for targets {found}; pass target= to say which one to build")
+    return found[0] if found else context.target or "llvm"

@@ -5,6 +5,8 @@ then reads ``cfg[name]``. Run with a ``ConfigSpace``, the calls record the knobs
 is the knob's first choice, so the template still builds a schedule. Run with a ``ConfigEntity``,
 the define calls change nothing and ``cfg[name]`` is the chosen value. An index in
 ``range(len(space))`` names one point in mixed radix, the first knob varying fastest.
+``cfg.is_fallback`` is True only for the default point a template gets when no tuned config is
+known (as in AutoTVM); a template may then set its own defaults, ``cfg[name] = SplitEntity(...)``.
 """
 from __future__ import annotations
 
@@ -13,6 +15,8 @@ import math
 from dataclasses import dataclass
 
 from te.expr import IntImm
+
+from .check import check_real
 
 
 class SplitEntity:
@@ -99,6 +103,8 @@ class Knob:
 class ConfigSpace:
     """The knobs of one template applied to fixed arguments; ``len`` is the number of points."""
 
+    is_fallback = False
+
     def __init__(self):
         self.knobs: dict[str, Knob] = {}
         self.flop = 0
@@ -162,8 +168,10 @@ class ConfigSpace:
                        f"values={values}"))
 
     def add_flop(self, flop):
-        """Count ``flop`` floating-point operations per run (for GFLOP/s)."""
-        self.flop += flop
+        """Count ``flop`` floating-point operations per run (for GFLOP/s); without any call the
+        operations of the template's compute are counted instead (``nn.tune.flop``)."""
+        flop = check_real("cfg.add_flop", "flop", flop, what=" (operations per run)")
+        self.flop += int(flop) if flop.is_integer() else flop
 
     def _add(self, knob):
         if knob.name in self.knobs:
@@ -198,6 +206,12 @@ class ConfigSpace:
     def get(self, index):
         """The point at ``index``."""
         return self.from_knob_indices(self.knob_indices(index))
+
+    def fallback(self):
+        """The default point (index 0) with ``is_fallback`` set: what a template gets when no
+        tuned config is known."""
+        first = self.get(0)
+        return ConfigEntity(first.index, first.entities, is_fallback=True)
 
     def knob_indices(self, index):
         """The choice of each knob at ``index``, in definition order."""
@@ -244,9 +258,10 @@ class ConfigSpace:
 class ConfigEntity:
     """One point of a space: the chosen value of each knob, and its index in the space."""
 
-    def __init__(self, index, entities):
+    def __init__(self, index, entities, is_fallback=False):
         self.index = index
         self.entities = dict(entities)
+        self.is_fallback = is_fallback
 
     def define_split(self, name, *args, **kwargs):
         self._check(name)
@@ -268,6 +283,18 @@ class ConfigEntity:
     def __getitem__(self, name):
         self._check(name)
         return self.entities[name]
+
+    def __setitem__(self, name, entity):
+        """Override one knob of a fallback config (AutoTVM's ``FallbackConfigEntity``)."""
+        if not self.is_fallback:
+            raise TypeError(f"cfg[{name!r}] = ...: only a fallback config (cfg.is_fallback) can "
+                            "be changed; a tuned config is what was measured")
+        self._check(name)
+        if type(entity) not in _ENTITY_KINDS.values():
+            raise TypeError(f"cfg[{name!r}] = {entity!r}: give a SplitEntity, ReorderEntity or "
+                            "ChoiceEntity")
+        self.entities[name] = entity
+        self.index = -1                 # no longer the space's first point
 
     def to_json(self):
         """A JSON-ready dict: ``{"index": 3, "knobs": {"tile_y": ["split", [-1, 8]], ...}}``."""
@@ -295,7 +322,8 @@ class ConfigEntity:
 
     def __repr__(self):
         knobs = ", ".join(f"{n}={e!r}" for n, e in self.entities.items())
-        return f"ConfigEntity(index={self.index}, {knobs})"
+        fallback = ", fallback" if self.is_fallback else ""
+        return f"ConfigEntity(index={self.index}, {knobs}{fallback})"
 
 
 def _const_extent(axis):

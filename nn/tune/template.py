@@ -1,10 +1,11 @@
 """Schedule templates: functions ``f(cfg, *args) -> (schedule, tensors)`` registered by name.
 
 ``@template("gemm")`` registers a function. Calling the result as ``gemm(M, N, K)`` asks the
-current dispatch context (``apply_history_best``) for the best known config of that workload and
-falls back to the space's first point, with a warning, when there is none. A ``Task`` fixes the
-arguments and the target: it is what tuners search, and its workload ``(name, args)`` is the key
-of the tuning records.
+current dispatch context (``apply_history_best``) for the best known config of that workload for
+the current target (``with te.target.Target(...)``, else the one target it has records for) and
+falls back to the space's first point (``cfg.is_fallback``), with a warning, when there is none.
+A ``Task`` fixes the arguments and the target: it is what tuners search, and its workload
+``(name, args)`` and target are the key of the tuning records.
 """
 from __future__ import annotations
 
@@ -13,7 +14,12 @@ import functools
 import importlib
 import warnings
 
+from te.target import Target
+
+from .flop import count_flop
 from .space import ConfigSpace
+
+TUNING_TARGETS = ("llvm", "cuda")
 
 _TEMPLATES: dict[str, "Template"] = {}
 
@@ -60,18 +66,21 @@ class Template:
         context = CURRENT_CONTEXT.get()
         config = context.query(self.name, args) if context is not None else None
         if config is None:
-            if args not in self._warned:
-                self._warned.add(args)
-                warnings.warn(f"no tuned config for {self.name}{args}: using the default "
-                              "(the first point of its space); tune it and build inside "
-                              "apply_history_best(log)", stacklevel=2)
-            config = self.space(*args).get(0)
+            message = _no_config_message(self.name, args, context)
+            if (args, message) not in self._warned:
+                self._warned.add((args, message))
+                warnings.warn(message, stacklevel=2)
+            config = self.space(*args).fallback()
         return self.func(config, *args)
 
     def space(self, *args):
-        """The configuration space of this template for ``args``."""
+        """The configuration space of this template for ``args``; its ``flop`` is what the
+        template gave to ``cfg.add_flop``, else the count of its compute's operations."""
         space = ConfigSpace()
-        self.func(space, *canonical_args(args))
+        built = self.func(space, *canonical_args(args))
+        tensors = built[1] if isinstance(built, (tuple, list)) and len(built) == 2 else ()
+        if not space.flop and isinstance(tensors, (tuple, list)):
+            space.flop = count_flop(tensors)
         return space
 
     def instantiate(self, config, *args):
@@ -87,6 +96,23 @@ class Template:
 
     def __repr__(self):
         return f"<template {self.name!r} from {self.module}>"
+
+
+def _no_config_message(name, args, context):
+    workload = f"{name}{args}"
+    if context is None:
+        return (f"no tuned config for {workload}: using the default (the first point of its "
+                "space); tune it and build inside apply_history_best(log)")
+    target = context.query_target()
+    others = [t for t in context.targets(name, args) if t != target]
+    if not others:
+        where = f" for target {target!r}" if target is not None else ""
+        return (f"no tuned config for {workload}{where} in the records: using the default (the "
+                "first point of its space); tune it for this target and log the trials")
+    found = ", ".join(repr(t) for t in others)
+    return (f"no tuned config for {workload} for target {target!r}, but the records hold configs "
+            f"for target {found}: using the default (the first point of its space); pass "
+            f"target={others[0]!r} to build_best or apply_history_best if that target is meant")
 
 
 def _find_template(module, name):
@@ -105,8 +131,14 @@ class Task:
 
     def __init__(self, tmpl, args, target="llvm"):
         self.template = get_template(tmpl) if isinstance(tmpl, str) else tmpl
+        if not isinstance(self.template, Template):
+            raise TypeError(f"Task: tmpl must be a template name or a @tune.template function, "
+                            f"got {tmpl!r}")
+        if not isinstance(args, (tuple, list)):
+            raise TypeError(f"Task({self.template.name!r}): args must be a tuple of the "
+                            f"template's arguments, e.g. (64,), got {args!r}")
         self.args = canonical_args(args)
-        self.target = str(target)
+        self.target = _tuning_target(self.template.name, target)
         self.space = self.template.space(*self.args)
 
     @property
@@ -120,10 +152,22 @@ class Task:
 
     @property
     def flop(self):
-        """Floating-point operations per run, as the template counted them (0 if it did not)."""
+        """Operations per run: the template's ``cfg.add_flop`` total, else the count of its
+        compute's operations (0 for pure data movement: tuners then report run time)."""
         return self.space.flop
 
     def __repr__(self):
         return (f"Task({self.name}{self.args}, target={self.target!r}, "
                 f"space={len(self.space)} configs)")
 
+
+
+def _tuning_target(name, target):
+    try:
+        kind = Target(target).kind.name
+    except ValueError as err:
+        raise ValueError(f"Task({name!r}): target={target!r}: {err}") from None
+    if kind not in TUNING_TARGETS:
+        raise ValueError(f"Task({name!r}): target={str(target)!r} cannot be tuned; use 'llvm' "
+                         "(the CPU, optionally 'llvm -mcpu=... -mattr=...') or 'cuda'")
+    return str(target)

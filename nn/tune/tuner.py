@@ -10,13 +10,18 @@ from __future__ import annotations
 
 import random
 
+from .check import check_int
 from .measure import MeasureInput, MeasureOption, default_executor, measure_batch
+from .template import Task
 
 
 class Tuner:
     """The search loop; subclasses say which configs to try next."""
 
     def __init__(self, task, seed=None):
+        if not isinstance(task, Task):
+            raise TypeError(f"{type(self).__name__}: task must be a tune.Task, got {task!r} "
+                            "(make one with tune.Task(template_name, args, target=...))")
         self.task = task
         self.space = task.space
         self.rng = random.Random(seed)
@@ -39,13 +44,27 @@ class Tuner:
 
     @property
     def best_flops(self):
-        """The best config's FLOP/s (0 when the template counts no flop or nothing ran)."""
+        """The best config's FLOP/s; 0 when nothing ran or the task counts no FLOP (then
+        ``best_cost``, the run time in seconds, is the measure)."""
         if not self.task.flop or self.best_cost == float("inf"):
             return 0.0
         return self.task.flop / self.best_cost
 
     def tune(self, n_trial, measure_option=None, callbacks=(), early_stopping=None):
         """Measure up to ``n_trial`` configs; returns the best config (None if all failed)."""
+        owner = f"{type(self).__name__}.tune"
+        n_trial = check_int(owner, "n_trial", n_trial, 1, " (the number of configs to measure)")
+        if early_stopping is not None:
+            early_stopping = check_int(owner, "early_stopping", early_stopping, 1,
+                                       " (trials without a better config) or None")
+        if measure_option is not None and not isinstance(measure_option, MeasureOption):
+            raise TypeError(f"{owner}: measure_option must be a tune.MeasureOption or None, got "
+                            f"{measure_option!r}")
+        callbacks = list(callbacks)
+        for callback in callbacks:
+            if not callable(callback):
+                raise TypeError(f"{owner}: callbacks must be callables cb(tuner, inputs, "
+                                f"results), got {callback!r}")
         option = measure_option or MeasureOption()
         executor = option.executor or default_executor(option)
         self.n_trial = self.trial_count + n_trial

@@ -54,6 +54,54 @@ def misbehave(cfg, n):
     return te.create_schedule(B.op), [A, B]
 
 
+@tune.template("test_exp", reference=lambda a, *args: np.exp(a))
+def exp_op(cfg, n):
+    """B = exp(A): no multiply or add, and no cfg.add_flop (the notebook's own example)."""
+    A = te.placeholder((n,), name="A")
+    B = te.compute((n,), lambda i: te.exp(A[i]), name="B")
+    s = te.create_schedule(B.op)
+    cfg.define_split("tile", B.op.axis[0], num_outputs=2)
+    cfg["tile"].apply(s, B, B.op.axis[0])
+    return s, [A, B]
+
+
+@tune.template("test_copy", reference=lambda a, *args: a)
+def copy(cfg, n):
+    """B = A: no arithmetic at all."""
+    A = te.placeholder((n,), name="A")
+    B = te.compute((n,), lambda i: A[i], name="B")
+    s = te.create_schedule(B.op)
+    cfg.define_knob("unused", [0, 1])
+    return s, [A, B]
+
+
+@tune.template("test_gpu_shift", reference=lambda a, *args: a + 1.0)
+def gpu_shift(cfg, n):
+    """B = A + 1 with its loop bound to GPU blocks and threads: it builds for cuda only."""
+    A = te.placeholder((n,), name="A")
+    B = te.compute((n,), lambda i: A[i] + 1.0, name="B")
+    s = te.create_schedule(B.op)
+    cfg.define_split("tile", B.op.axis[0], num_outputs=2)
+    bx, tx = cfg["tile"].apply(s, B, B.op.axis[0])
+    s[B].bind(bx, te.thread_axis("blockIdx.x"))
+    s[B].bind(tx, te.thread_axis("threadIdx.x"))
+    return s, [A, B]
+
+
+@tune.template("test_fallback")
+def fallback_defaults(cfg, n):
+    """An AutoTVM-style template that picks its own defaults when no tuned config is known."""
+    A = te.placeholder((n,), name="A")
+    B = te.compute((n,), lambda i: A[i] * 2.0, name="B")
+    s = te.create_schedule(B.op)
+    cfg.define_split("tile", B.op.axis[0], num_outputs=2)
+    if cfg.is_fallback:
+        cfg["tile"] = tune.SplitEntity([-1, 4])
+    SEEN_CONFIGS.append((cfg.is_fallback, cfg["tile"].size))
+    cfg["tile"].apply(s, B, B.op.axis[0])
+    return s, [A, B]
+
+
 FAST = tune.MeasureOption(timeout=20, number=1, repeat=1)
 
 
@@ -266,3 +314,106 @@ def test_tutorial_notebook_runs(monkeypatch):
     text = "\n".join(out.get("text", "") for cell in notebook.cells
                      for out in cell.get("outputs", []))
     assert "GFLOP/s" in text and "for " in text
+
+
+# -- targets of the records ----------------------------------------------------------------------
+
+def _write_log(path, task, costs):
+    """A log with one error-free trial of ``task`` per (config index, cost)."""
+    with open(path, "a", encoding="utf-8") as f:
+        for index, cost in costs.items():
+            inp = tune.MeasureInput(task, task.space.get(index))
+            f.write(tune.encode(inp, tune.MeasureResult(costs=(cost,))) + "\n")
+
+
+def test_build_best_takes_the_target_of_the_records(tmp_path, recwarn):
+    log = tmp_path / "gpu.jsonl"
+    task = tune.Task("test_gpu_shift", (64,), target="cuda")
+    _write_log(log, task, {1: 3e-3, 4: 1e-3})
+    f = tune.build_best("test_gpu_shift", 64, log=log)            # no target=: the records' one
+    assert not [w for w in recwarn if "no tuned config" in str(w.message)]
+    a = np.arange(64, dtype="float32")
+    b = np.zeros(64, "float32")
+    f(a, b)
+    np.testing.assert_allclose(b, a + 1)
+    assert type(f).__module__.startswith("codegen_cuda")
+    # asked for another target: the warning says which targets the records do hold
+    with pytest.warns(UserWarning, match="for target 'llvm', but the records hold configs for "
+                                         "target 'cuda'.*pass target='cuda'"):
+        with pytest.raises(RuntimeError, match="bound to blockIdx.x"):      # a CodegenError
+            tune.build_best("test_gpu_shift", 64, log=log, target="llvm")
+
+
+def test_records_for_several_targets_need_target(tmp_path):
+    log = tmp_path / "two.jsonl"
+    _write_log(log, tune.Task("test_scale", (64,)), {2: 1e-3})
+    _write_log(log, tune.Task("test_scale", (64,), target="cuda"), {5: 1e-3})
+    message = r"configs of test_scale\(64,\) for targets \['cuda', 'llvm'\]"
+    with pytest.raises(ValueError, match=message + ".*pass target="):
+        tune.build_best("test_scale", 64, log=log)
+    history = tune.apply_history_best(str(log))
+    assert history.targets("test_scale", (64,)) == ["cuda", "llvm"]
+    with pytest.raises(ValueError, match=message + ".*te.target.Target"):
+        history.query("test_scale", (64,))
+    space = scale.space(64)
+    assert history.query("test_scale", (64,), target="cuda") == space.get(5)
+    with te.target.Target("llvm"):
+        assert history.query("test_scale", (64,)) == space.get(2)
+    assert tune.apply_history_best(str(log), target="llvm").query("test_scale", (64,)) == \
+        space.get(2)
+    SEEN_CONFIGS.clear()
+    f = tune.build_best("test_scale", 64, log=log, target="llvm")
+    assert SEEN_CONFIGS == [space.get(2)]
+    a = np.arange(64, dtype="float32")
+    b = np.empty_like(a)
+    f(a, b)
+    np.testing.assert_allclose(b, a * 2)
+
+
+# -- FLOP counts and fallback configs ------------------------------------------------------------
+
+def test_flop_is_counted_when_the_template_gives_none():
+    assert tune.Task("test_exp", (64,)).flop == 64                # one exp per element
+    assert tune.Task("test_scale", (64,)).flop == 64              # one multiply per element
+    assert tune.Task("test_copy", (64,)).flop == 0
+    assert tune.Task("gemm", (8, 16, 4)).flop == 2 * 8 * 16 * 4   # cfg.add_flop wins
+    A = te.placeholder((8, 4), name="A")
+    B = te.placeholder((4, 16), name="B")
+    k = te.reduce_axis((0, 4), name="k")
+    C = te.compute((8, 16), lambda i, j: te.sum(A[i, k] * B[k, j], axis=k), name="C")
+    D = te.compute((8, 16), lambda i, j: te.if_then_else(C[i, j] > 0.0, te.sqrt(C[i, j]),
+                                                         te.const(0.0)), name="D")
+    # C: a multiply and an add per reduction point; D: a compare and the costlier branch
+    assert tune.flop.count_flop([A, B, D]) == 2 * 8 * 16 * 4 + 8 * 16 * 2
+
+
+def test_tuning_a_template_without_multiply_reports_flops(capsys):
+    tuner = tune.RandomTuner(tune.Task("test_exp", (64,)), seed=0)
+    tuner.tune(2, measure_option=FAST, callbacks=[tune.progress_bar(use_tqdm=False)])
+    assert tuner.best_flops > 0 and "GFLOP/s" in capsys.readouterr().out
+    tuner = tune.GridSearchTuner(tune.Task("test_copy", (64,)))
+    tuner.tune(1, measure_option=FAST, callbacks=[tune.progress_bar(use_tqdm=False)])
+    assert tuner.best_flops == 0.0 and tuner.best_cost < float("inf")
+    out = capsys.readouterr().out
+    assert " ms (no FLOP counted: cfg.add_flop(n) in the template gives GFLOP/s)" in out
+
+
+def test_is_fallback_marks_the_default_config(tmp_path):
+    SEEN_CONFIGS.clear()
+    space = fallback_defaults.space(16)
+    assert SEEN_CONFIGS == [(False, space.get(0)["tile"].size)]   # defining is not a fallback
+    SEEN_CONFIGS.clear()
+    with pytest.warns(UserWarning, match="no tuned config for test_fallback"):
+        s, args = fallback_defaults(16)
+    assert SEEN_CONFIGS[-1] == (True, (-1, 4))                    # the template's own default
+    f = te.build(s, args)
+    a = np.arange(16, dtype="float32")
+    b = np.empty_like(a)
+    f(a, b)
+    np.testing.assert_allclose(b, a * 2)
+    log = tmp_path / "fallback.jsonl"
+    _write_log(log, tune.Task("test_fallback", (16,)), {2: 1e-3})
+    SEEN_CONFIGS.clear()
+    with tune.apply_history_best(str(log)):
+        fallback_defaults(16)
+    assert SEEN_CONFIGS == [(False, space.get(2)["tile"].size)]
