@@ -297,6 +297,14 @@ class _Builder:
                                 f"non-constant extent {extent}; split it by a constant factor "
                                 f"and {what} the inner axis")
         pragmas = tuple(attr.pragmas) if attr else ()
+        bind = attr.bind if attr else None
+        if bind is not None and bind.dom is not None and isinstance(extent, IntImm) and \
+                isinstance(bind.dom.extent, IntImm) and extent.value > bind.dom.extent.value:
+            raise ScheduleError(f"stage {stage.name}: axis {lv.var.name} has extent "
+                                f"{extent.value} but is bound to {bind.thread_tag} declared with "
+                                f"extent {bind.dom.extent.value}; split the axis by "
+                                f"{bind.dom.extent.value} (or declare the thread axis without "
+                                "a range)")
         return For(lv.var, const(0), extent, kind, body, self._tag(stage, lv), pragmas)
 
     def _attached(self, stage, lv, stmt):

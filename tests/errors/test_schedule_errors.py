@@ -398,3 +398,16 @@ def test_store_predicate_must_be_a_condition():
     with pytest.raises(te.ScheduleError, match=r"set_store_predicate on stage B: the predicate "
                                                r"3 has dtype int32, not bool"):
         s[B].set_store_predicate(3)
+
+
+def test_axis_longer_than_its_declared_thread_axis():
+    A = te.placeholder((64,), name="A")
+    B = te.compute((64,), lambda i: A[i] + 1, name="B")
+    s = te.create_schedule(B.op)
+    xo, xi = s[B].split(B.op.axis[0], factor=16)
+    s[B].bind(xo, te.thread_axis("blockIdx.x"))
+    s[B].bind(xi, te.thread_axis((0, 8), "threadIdx.x"))
+    with pytest.raises(ScheduleError, match=r"stage B: axis i.inner has extent 16 but is bound "
+                                            r"to threadIdx.x declared with extent 8; split the "
+                                            r"axis by 8"):
+        te.lower(s, [A, B])
