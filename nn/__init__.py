@@ -12,6 +12,7 @@ from . import cuda  # noqa: F401,E402
 from .random import get_rng_state, initial_seed, seed, set_rng_state  # noqa: F401
 from . import autograd, functions, functional  # noqa: E402  (after tensor, which they build on)
 from .autograd import enable_grad, is_grad_enabled, no_grad, set_grad_enabled  # noqa: F401
+from .autograd import inference_mode, is_inference_mode_enabled  # noqa: F401
 from .functions import *  # noqa: F401,F403
 from . import modules  # noqa: E402  (layers on top of the tensor and its operators)
 from .modules import *  # noqa: F401,F403

@@ -24,7 +24,8 @@ from . import device as devices
 from . import tensor as _tensor
 
 __all__ = ["Function", "backward", "grad", "gradcheck", "GradcheckError", "no_grad",
-           "enable_grad", "is_grad_enabled", "set_grad_enabled", "RemovableHandle"]
+           "enable_grad", "is_grad_enabled", "set_grad_enabled", "inference_mode",
+           "is_inference_mode_enabled", "RemovableHandle"]
 
 FREED = ("Trying to backward through the graph a second time (or directly access saved tensors "
          "after they have already been freed). Saved intermediate values of the graph are freed "
@@ -67,9 +68,52 @@ class enable_grad(_GradMode):
 
 
 class set_grad_enabled(_GradMode):
-    def __init__(self, enabled):
+    """Turn recording on or off: at once when called (``nn.set_grad_enabled(False)``), and
+    back as it was at the end of a ``with`` block or of a decorated call, as PyTorch's."""
+
+    def __init__(self, mode):
         super().__init__()
-        self.enabled = enabled
+        self.enabled = bool(mode)
+        self._initial = is_grad_enabled()
+        _mode.enabled = self.enabled
+
+    def __call__(self, fn):
+        _mode.enabled = self._initial           # a decorator: no switch until it is called
+        self._initial = None
+        return super().__call__(fn)
+
+    def __enter__(self):
+        if self._initial is not None:           # the switch made in __init__ is this block's
+            self._previous.append(self._initial)
+            self._initial = None
+            _mode.enabled = self.enabled
+        else:
+            super().__enter__()
+
+
+class inference_mode(_GradMode):
+    """``no_grad`` under PyTorch's other name: a context manager or decorator
+    (``@nn.inference_mode()`` or ``@nn.inference_mode``); ``inference_mode(False)`` leaves
+    the grad mode as it is."""
+
+    def __new__(cls, mode=True):
+        if callable(mode):                      # used bare as a decorator
+            return cls()(mode)
+        return super().__new__(cls)
+
+    def __init__(self, mode=True):
+        super().__init__()
+        self.mode = bool(mode)
+
+    def __enter__(self):
+        self._previous.append(is_grad_enabled())
+        if self.mode:
+            _mode.enabled = False
+
+
+def is_inference_mode_enabled() -> bool:
+    """Whether recording is off (inference mode here is ``no_grad``)."""
+    return not is_grad_enabled()
 
 
 # ----------------------------------------------------------------------------- graph nodes
@@ -227,18 +271,15 @@ class Function:
                 result = _forward_on_host(cls, ctx, args)
             else:
                 result = cls.forward(ctx, *args)
-        if not (is_grad_enabled() and any(ctx.needs_input_grad)):
-            return result
         outputs = result if isinstance(result, tuple) else (result,)
         inputs = {id(a) for a in args if isinstance(a, Tensor)}
+        if not (is_grad_enabled() and any(ctx.needs_input_grad)):
+            if is_grad_enabled():
+                _mark_views([o for o in outputs if id(o) not in inputs], args)
+            return result
         # an input returned as is becomes a new tensor on the same storage, as PyTorch's view
         outputs = tuple(Tensor(o._data) if id(o) in inputs else o for o in outputs)
-        for out in outputs:         # a view of an input remembers its base (for in-place ops)
-            if isinstance(out, Tensor) and getattr(out._data, "base", None) is not None:
-                for a in args:
-                    if isinstance(a, Tensor) and np.may_share_memory(out._data, a._data):
-                        out._base = a._base if a._base is not None else a
-                        break
+        _mark_views(outputs, args)
         ctx.next_functions = tuple(_edge(a) if needs else (None, 0)
                                    for a, needs in zip(args, ctx.needs_input_grad))
         ctx._input_meta = tuple((a.shape, a.dtype) if needs else None
@@ -254,6 +295,20 @@ class Function:
         return outputs if isinstance(result, tuple) else outputs[0]
 
 
+def _mark_views(outputs, args):
+    """A view of an input remembers its base (the tensor that in-place writes rebase)."""
+    Tensor = _tensor.Tensor
+    for out in outputs:
+        if isinstance(out, Tensor) and out._view_of is not None:      # a GPU view
+            parent = out._view_of[0]
+            out._base = parent._base if parent._base is not None else parent
+        elif isinstance(out, Tensor) and getattr(out._data, "base", None) is not None:
+            for a in args:
+                if isinstance(a, Tensor) and np.may_share_memory(out._data, a._data):
+                    out._base = a._base if a._base is not None else a
+                    break
+
+
 def _forward_on_host(cls, ctx, args):
     """``cls.forward`` on host copies of the GPU tensors among ``args``; results to the GPU."""
     Tensor = _tensor.Tensor
@@ -263,6 +318,17 @@ def _forward_on_host(cls, ctx, args):
     outputs = result if isinstance(result, tuple) else (result,)
     moved = tuple(Tensor(devices.move(o._data, devices.CUDA))
                   if isinstance(o, Tensor) else o for o in outputs)
+    # a result that is a numpy view of an input's host copy is a GPU view: a copy that
+    # remembers where it lies in that input, so that in-place writes to it reach the input
+    for o, m in zip(outputs, moved):
+        if isinstance(o, Tensor) and isinstance(o._data, np.ndarray) and o._data.flags.writeable:
+            for a, h in zip(args, host):
+                if (isinstance(a, Tensor) and a.is_cuda and h._data.size and
+                        np.may_share_memory(o._data, h._data)):
+                    offset = (o._data.__array_interface__["data"][0]
+                              - h._data.__array_interface__["data"][0])
+                    m._view_of = (a, offset, o._data.strides)
+                    break
     return moved if isinstance(result, tuple) else moved[0]
 
 

@@ -21,17 +21,22 @@ from .dtypes import as_dtype
 __all__ = ["Tensor", "tensor", "from_numpy", "zeros", "ones", "full", "empty", "arange",
            "linspace", "logspace", "eye", "rand", "randn", "randint", "randperm", "normal",
            "zeros_like", "ones_like", "full_like", "empty_like", "rand_like", "randn_like",
-           "randint_like", "manual_seed"]
+           "randint_like", "manual_seed", "median", "isclose", "allclose",
+           "repeat_interleave"]
 
 FLOATING = ("float16", "float32", "float64")
 _SHORT = {"float32", "int64", "bool"}          # dtypes that repr does not name, as PyTorch's
 
 max_result = collections.namedtuple("max", ["values", "indices"])
+median_result = collections.namedtuple("median", ["values", "indices"])
 
 
 class Tensor:
     """A multi-dimensional array with autograd; make one with ``nn.tensor`` or a factory."""
     __hash__ = object.__hash__      # == is elementwise; tensors hash by identity
+    # on the GPU a view is a copy; this is (the tensor it views, byte offset, byte strides)
+    # in a C-contiguous host copy of that tensor, so that writes to the view reach it
+    _view_of = None
 
     def __init__(self, data: np.ndarray, requires_grad=False):
         self._data = data
@@ -266,13 +271,17 @@ class Tensor:
 
     def detach(self) -> Tensor:
         """A tensor on the same storage, out of the graph."""
-        return Tensor(self._data)
+        out = Tensor(self._data)
+        out._view_of = self._view_of
+        return out
 
     @property
     def data(self) -> Tensor:
         """This tensor's storage as a new tensor out of the graph (as ``detach()``); writes
         to it are not seen by autograd's version checks, as in PyTorch."""
-        return Tensor(self._data)
+        out = Tensor(self._data)
+        out._view_of = self._view_of
+        return out
 
     @data.setter
     def data(self, value):
@@ -294,7 +303,20 @@ class Tensor:
         return _counter(self._data)[0]
 
     def _bump_version(self):
+        """Count an in-place write into this tensor's storage; a GPU view (a copy) then
+        writes its values through into the tensor it views."""
         _counter(self._data)[0] += 1
+        if self._view_of is not None:
+            self._write_through()
+
+    def _write_through(self):
+        parent, offset, strides = self._view_of
+        host = np.ascontiguousarray(devices.host(parent._data))
+        window = np.ndarray(self.shape, self._data.dtype, buffer=host, offset=offset,
+                            strides=strides)
+        window[...] = devices.host(self._data)
+        parent._data.copy_to_device(host.reshape(parent.shape))
+        parent._bump_version()
 
     def _records_inplace(self, others) -> bool:
         """Whether an in-place operation on this tensor with tensors ``others`` must enter the
@@ -306,18 +328,11 @@ class Tensor:
                                "operation.")
         if not (self.requires_grad or any(o.requires_grad for o in others)):
             return False
-        if self._base is not None:
-            raise RuntimeError("an in-place operation on a view of a tensor in the autograd "
-                               "graph is not supported; apply it to the base tensor, or clone() "
-                               "the view first")
+        base = self._base
+        if base is not None and base.is_leaf and base.requires_grad:
+            raise RuntimeError("a view of a leaf Variable that requires grad is being used in "
+                               "an in-place operation.")
         return True
-
-    def _check_inplace(self, *others):
-        """For writes that cannot enter the graph (fill_, setitem): refuse inside one."""
-        if self._records_inplace(others):
-            raise RuntimeError("this in-place operation on a tensor in the autograd graph is not "
-                               "supported; use the out-of-place form or run it under "
-                               "nn.no_grad()")
 
     def _assign(self, result):
         if result.shape != self.shape:
@@ -345,14 +360,13 @@ class Tensor:
         out = op(self, *args, **kwargs)
         node = out.grad_fn
         if node is not None and any(t is self for t in node._saved):
-            old = Tensor(self._data.copy())
+            old = Tensor(devices.copy(self._data))
             if self.grad_fn is not None:
                 old._set_history(self.grad_fn, self._output_nr)
             node.save_for_backward(*(old if t is self else t for t in node._saved))
         with autograd.no_grad():
             self._assign(out)
-        if node is not None:
-            self._set_history(node, out._output_nr)
+        _rebase_inplace(self, out)
         return self
 
     def copy_(self, src, non_blocking=False) -> Tensor:
@@ -371,9 +385,18 @@ class Tensor:
         return self.fill_(0)
 
     def fill_(self, value):
-        self._check_inplace()
-        self._data[...] = value
-        self._bump_version()
+        others = [value] if isinstance(value, Tensor) else []
+        in_graph = self._records_inplace(others)
+        if others:
+            if value.ndim:
+                raise RuntimeError("fill_ only supports 0-dimension value tensor but got "
+                                   f"tensor with {value.ndim} dimensions.")
+            value = F.expand(F.cast(F.to_device(value, self.device), self.dtype), self.shape)
+        with autograd.no_grad():
+            self._data[...] = devices.host(value._data) if others else value
+            self._bump_version()
+        if in_graph:
+            _rebase_inplace(self, value if others else None)
         return self
 
     def __iadd__(self, other):
@@ -387,6 +410,100 @@ class Tensor:
 
     def __itruediv__(self, other):
         return self.div_(other)
+
+    # --------------------------------------------------------------- new tensors, layout
+
+    def new_tensor(self, data, dtype=None, device=None, requires_grad=False) -> Tensor:
+        return tensor(devices.host(data._data) if isinstance(data, Tensor) else data,
+                      dtype=dtype or (None if not isinstance(data, Tensor) else data.dtype)
+                      or self.dtype, device=device or self.device, requires_grad=requires_grad)
+
+    def new_zeros(self, *size, dtype=None, device=None, requires_grad=False) -> Tensor:
+        return zeros(_sizes(size), dtype=dtype or self.dtype, device=device or self.device,
+                     requires_grad=requires_grad)
+
+    def new_ones(self, *size, dtype=None, device=None, requires_grad=False) -> Tensor:
+        return ones(_sizes(size), dtype=dtype or self.dtype, device=device or self.device,
+                    requires_grad=requires_grad)
+
+    def new_empty(self, *size, dtype=None, device=None, requires_grad=False) -> Tensor:
+        return empty(_sizes(size), dtype=dtype or self.dtype, device=device or self.device,
+                     requires_grad=requires_grad)
+
+    def new_full(self, size, fill_value, dtype=None, device=None, requires_grad=False):
+        return full(size, fill_value, dtype=dtype or self.dtype, device=device or self.device,
+                    requires_grad=requires_grad)
+
+    def is_contiguous(self, memory_format=None) -> bool:
+        return True if self.is_cuda else bool(self._data.flags.c_contiguous)
+
+    def stride(self, dim=None):
+        """The step, in elements, between neighbours along each dimension."""
+        if self.is_cuda:            # GPU storage is C-contiguous
+            steps, step = [], 1
+            for n in reversed(self.shape):
+                steps.append(step)
+                step *= max(n, 1)
+            strides = tuple(reversed(steps))
+        else:
+            strides = tuple(s // self._data.itemsize for s in self._data.strides)
+        return strides if dim is None else strides[_dim(dim, self.ndim)]
+
+    def detach_(self) -> Tensor:
+        """Take this tensor out of the graph (it becomes a leaf that does not require grad)."""
+        self.grad_fn, self._requires_grad, self._output_nr = None, False, 0
+        return self
+
+    def _reshape_(self, out) -> Tensor:
+        """This tensor made ``out`` (a view of it): its storage view and history."""
+        self._data, self._view_of = out._data, out._view_of
+        if out.grad_fn is not None:
+            self._set_history(out.grad_fn, out._output_nr)
+        return self
+
+    def t_(self) -> Tensor:
+        return self._reshape_(self.t())
+
+    def transpose_(self, dim0, dim1) -> Tensor:
+        return self._reshape_(F.transpose(self, dim0, dim1))
+
+    def unsqueeze_(self, dim) -> Tensor:
+        return self._reshape_(F.unsqueeze(self, dim))
+
+    def squeeze_(self, dim=None) -> Tensor:
+        return self._reshape_(F.squeeze(self, dim))
+
+    # in-place random fills, drawn from nn's generator (see ``manual_seed``)
+
+    def _fill_random(self, values) -> Tensor:
+        return self.copy_(Tensor(np.asarray(values).astype(self._data.dtype).reshape(
+            self.shape)))
+
+    def normal_(self, mean=0.0, std=1.0, *, generator=None) -> Tensor:
+        return self._fill_random(mean + std * _rng(generator).standard_normal(self.shape))
+
+    def uniform_(self, a=0.0, b=1.0, *, generator=None) -> Tensor:
+        return self._fill_random(_rng(generator).uniform(a, b, self.shape))
+
+    def bernoulli_(self, p=0.5, *, generator=None) -> Tensor:
+        if isinstance(p, Tensor):
+            p = devices.host(p._data)
+        return self._fill_random(_rng(generator).random(self.shape) < p)
+
+    def exponential_(self, lambd=1.0, *, generator=None) -> Tensor:
+        return self._fill_random(_rng(generator).exponential(1.0 / lambd, self.shape))
+
+    def median(self, dim=None, keepdim=False):
+        return median(self, dim, keepdim)
+
+    def isclose(self, other, rtol=1e-05, atol=1e-08, equal_nan=False) -> Tensor:
+        return isclose(self, other, rtol, atol, equal_nan)
+
+    def allclose(self, other, rtol=1e-05, atol=1e-08, equal_nan=False) -> bool:
+        return allclose(self, other, rtol, atol, equal_nan)
+
+    def repeat_interleave(self, repeats, dim=None, *, output_size=None) -> Tensor:
+        return repeat_interleave(self, repeats, dim, output_size=output_size)
 
     # --------------------------------------------------------------- operators
 
@@ -925,4 +1042,70 @@ def normal(mean, std=1.0, size=None, generator=None, dtype=None, device=None,
     return _new(values.astype(_floating_dtype(dtype, "normal")), device, requires_grad)
 
 
+# ----------------------------------------------------------------------------- composites
+
+def median(input, dim=None, keepdim=False):
+    """The lower median (PyTorch's): of all elements, or ``(values, indices)`` along
+    ``dim``."""
+    if dim is None:
+        flat = input.reshape(-1)
+        if flat.numel() == 0:
+            return full((), float("nan"), dtype=input.dtype, device=input.device)
+        values, _ = F.sort(flat, 0)
+        return values[(flat.numel() - 1) // 2]
+    d = _dim(dim, input.ndim)
+    if input.ndim == 0:
+        return median_result(input * 1, zeros((), dtype="int64", device=input.device))
+    values, indices = F.sort(input, d)
+    k = (input.shape[d] - 1) // 2
+    values, indices = F.narrow(values, d, k, 1), F.narrow(indices, d, k, 1)
+    if not keepdim:
+        values, indices = F.squeeze(values, d), F.squeeze(indices, d)
+    return median_result(values, indices)
+
+
+def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False) -> Tensor:
+    """``|input - other| <= atol + rtol * |other|`` elementwise (equal infinities too)."""
+    if not isinstance(other, Tensor):
+        other = full((), other, dtype=input.dtype, device=input.device)
+    if input.dtype != other.dtype:
+        raise RuntimeError(f"{input.dtype} did not match {other.dtype}")
+    with autograd.no_grad():
+        close = input == other
+        if input.is_floating_point():
+            a, b = input.double(), other.double()
+            diff = (a - b).abs()
+            finite = F.isfinite(a) & F.isfinite(b)
+            close = close | (finite & (diff <= atol + rtol * b.abs()))
+            if equal_nan:
+                close = close | (F.isnan(a) & F.isnan(b))
+    return close
+
+
+def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False) -> bool:
+    return bool(isclose(input, other, rtol, atol, equal_nan).all())
+
+
+def repeat_interleave(input, repeats=None, dim=None, *, output_size=None) -> Tensor:
+    """Each element (slice along ``dim``) repeated ``repeats`` times (an int, or one count
+    per element); ``repeat_interleave(counts)`` repeats the indices ``0 .. len - 1``."""
+    if repeats is None:                         # repeat_interleave(repeats_tensor)
+        counts = devices.host(input._data).astype("int64")
+        return tensor(np.repeat(np.arange(counts.size), counts), device=input.device)
+    if dim is None:
+        input, dim = input.reshape(-1), 0
+    d = _dim(dim, input.ndim)
+    counts = devices.host(repeats._data) if isinstance(repeats, Tensor) else repeats
+    counts = np.asarray(counts, "int64")
+    n = input.shape[d]
+    if counts.ndim and counts.size not in (1, n):
+        raise RuntimeError("repeats must have the same size as input along dim")
+    if np.any(counts < 0):
+        raise RuntimeError("repeats can not be negative")
+    index = tensor(np.repeat(np.arange(n), counts.reshape(-1) if counts.ndim else counts),
+                   device=input.device)
+    return F.index_select(input, d, index)
+
+
 from . import functions as F  # noqa: E402  (the operators build on Tensor)
+from .functions.index import rebase_inplace as _rebase_inplace  # noqa: E402

@@ -18,6 +18,7 @@ from .. import autograd
 from .. import tensor as _tensor
 from .base import Op, Tensor
 from .fused import run_kernel
+from .index import rebase_inplace
 
 __all__ = ["dropout", "alpha_dropout", "feature_alpha_dropout", "dropout1d", "dropout2d"]
 
@@ -63,9 +64,12 @@ def _apply(input, p, training, inplace, alpha, features):
         out = NativeDropout.apply(input, float(p), 1.0 / (1.0 - p), 0.0, features)
     if not inplace:
         return out
-    input._check_inplace()
+    in_graph = input._records_inplace([])
     with autograd.no_grad():
-        return input._assign(out)
+        input._assign(out)
+    if in_graph:
+        rebase_inplace(input, out)
+    return input
 
 
 def dropout(input, p=0.5, training=True, inplace=False):

@@ -49,6 +49,10 @@ class Unary(Op):
     ``None`` as derivative means zero almost everywhere (rounding, ``sign``).
     """
     kernel = None
+    # True when the derivative reads the output only (exp, tanh, sigmoid...): the node then
+    # saves the output alone, so an in-place write to the input afterwards is allowed, as in
+    # PyTorch (and one to the output is caught by its version check)
+    output_only = False
 
     @staticmethod
     def derivative(x, out):
@@ -57,17 +61,23 @@ class Unary(Op):
     @staticmethod
     def forward(ctx, x, params):
         out = _kernel(ctx._forward_cls.kernel, x._data, out_shape=x.shape, **dict(params))
-        ctx.save_for_backward(x, out)
+        if ctx._forward_cls.output_only:
+            ctx.save_for_backward(out)
+        else:
+            ctx.save_for_backward(x, out)
         return out
 
     @staticmethod
     def backward(ctx, g):
-        x, out = ctx.saved_tensors
+        if ctx._forward_cls.output_only:
+            x, (out,) = None, ctx.saved_tensors
+        else:
+            x, out = ctx.saved_tensors
         d = ctx._forward_cls.derivative(x, out)
         return (g * 0 if d is None else g * d), None
 
 
-def _unary(name, kernel, derivative=None, integers="float"):
+def _unary(name, kernel, derivative=None, integers="float", output_only=False):
     """Define the Op ``name`` and its public function.
 
     ``integers``: "float" computes integer inputs in float32, "keep" keeps their dtype,
@@ -76,6 +86,7 @@ def _unary(name, kernel, derivative=None, integers="float"):
     body = {"kernel": kernel, "__module__": __name__, "__doc__": f"Elementwise {name}."}
     if derivative is not None:
         body["derivative"] = staticmethod(derivative)
+    body["output_only"] = output_only
     op = type(name.title().replace("_", ""), (Unary,), body)
 
     def function(input, **params):
@@ -93,26 +104,26 @@ def _unary(name, kernel, derivative=None, integers="float"):
 
 LN2, LN10 = math.log(2.0), math.log(10.0)
 
-exp = _unary("exp", cpu.exp, lambda x, out: out)
-exp2 = _unary("exp2", declare.exp2, lambda x, out: out * LN2)
-expm1 = _unary("expm1", declare.expm1, lambda x, out: out + 1)
+exp = _unary("exp", cpu.exp, lambda x, out: out, output_only=True)
+exp2 = _unary("exp2", declare.exp2, lambda x, out: out * LN2, output_only=True)
+expm1 = _unary("expm1", declare.expm1, lambda x, out: out + 1, output_only=True)
 log = _unary("log", cpu.log, lambda x, out: x.reciprocal())
 log2 = _unary("log2", declare.log2, lambda x, out: (x * LN2).reciprocal())
 log10 = _unary("log10", declare.log10, lambda x, out: (x * LN10).reciprocal())
 log1p = _unary("log1p", declare.log1p, lambda x, out: (x + 1).reciprocal())
-sqrt = _unary("sqrt", cpu.sqrt, lambda x, out: 0.5 / out)
-rsqrt = _unary("rsqrt", declare.rsqrt, lambda x, out: out * out * out * -0.5)
+sqrt = _unary("sqrt", cpu.sqrt, lambda x, out: 0.5 / out, output_only=True)
+rsqrt = _unary("rsqrt", declare.rsqrt, lambda x, out: out * out * out * -0.5, output_only=True)
 sin = _unary("sin", declare.sin, lambda x, out: x.cos())
 cos = _unary("cos", declare.cos, lambda x, out: -x.sin())
-tan = _unary("tan", declare.tan, lambda x, out: out * out + 1)
+tan = _unary("tan", declare.tan, lambda x, out: out * out + 1, output_only=True)
 asin = _unary("asin", declare.asin, lambda x, out: (1 - x * x).rsqrt())
 acos = _unary("acos", declare.acos, lambda x, out: -(1 - x * x).rsqrt())
 atan = _unary("atan", declare.atan, lambda x, out: (x * x + 1).reciprocal())
 sinh = _unary("sinh", declare.sinh, lambda x, out: x.cosh())
 cosh = _unary("cosh", declare.cosh, lambda x, out: x.sinh())
 erf = _unary("erf", declare.erf, lambda x, out: (-x * x).exp() * (2 / math.sqrt(math.pi)))
-tanh = _unary("tanh", cpu.tanh, lambda x, out: 1 - out * out)
-sigmoid = _unary("sigmoid", cpu.sigmoid, lambda x, out: out * (1 - out))
+tanh = _unary("tanh", cpu.tanh, lambda x, out: 1 - out * out, output_only=True)
+sigmoid = _unary("sigmoid", cpu.sigmoid, lambda x, out: out * (1 - out), output_only=True)
 reciprocal = _unary("reciprocal", declare.reciprocal, lambda x, out: -(out * out))
 # out != 0, not out > 0: the gradient passes where the output is NaN, as PyTorch's
 relu = _unary("relu", cpu.relu, lambda x, out: (out != 0).to(out.dtype), integers="keep")

@@ -191,6 +191,8 @@ class TakeBackward(Op):
 
 def _as_index(item):
     """A list or array index as a tensor; numpy scalars as Python numbers."""
+    if isinstance(item, Tensor) and item.is_cuda:
+        item = Tensor(devices.host(item._data))       # index bookkeeping runs on the host
     if isinstance(item, (list, np.ndarray)):
         array = np.array(item)
         if array.size == 0:
@@ -351,25 +353,123 @@ def _values(value, shape, dtype):
 
 def setitem_(x, index, value):
     """``x[index] = value``, written into ``x``'s storage (a number or a tensor that
-    broadcasts to ``x[index]``, converted to ``x``'s dtype)."""
-    if isinstance(value, Tensor):
-        x._check_inplace(value)
-    else:
-        x._check_inplace()
+    broadcasts to ``x[index]``, converted to ``x``'s dtype). In the autograd graph, ``x`` (or
+    the base it views) is rebased onto a ``CopySlices`` node, as PyTorch does."""
+    in_graph = x._records_inplace([value] if isinstance(value, Tensor) else [])
     if not x._data.flags.writeable:
         raise RuntimeError("unsupported operation: more than one element of the written-to "
                            "tensor refers to a single memory location. Please clone() the "
                            "tensor before performing the operation.")
     with autograd.no_grad():
         y, advanced = _basic(x, index)
+        host_value = Tensor(devices.host(value._data)) if isinstance(value, Tensor) else value
+        positions = None
         if not advanced:
-            y._data[...] = _values(value, y.shape, x.dtype)
-            return x
-        positions = _advanced_positions(y.shape, advanced)
-        values = _values(value, positions.shape, x.dtype).reshape(-1)
-        y._data[...] = _scatter(_flat(y), values, positions.reshape(-1),
-                                "none").reshape(y.shape)
+            shape = y.shape
+            new = _values(host_value, shape, x.dtype)
+        else:
+            positions = _advanced_positions(y.shape, advanced)
+            shape = positions.shape
+            values = _values(host_value, shape, x.dtype).reshape(-1)
+            flat = contiguous_data(devices.host(y._data)).reshape(-1)
+            new = _scatter(flat, values, positions.reshape(-1), "none").reshape(y.shape)
+        devices.write(y._data, new)
+        y._bump_version()           # (on the GPU, y is a copy: this writes it through into x)
+    if in_graph:
+        base = x._base if x._base is not None else x
+        where = _view_positions(y, base)
+        if positions is not None:
+            where = where.reshape(-1)[positions]
+        if isinstance(value, Tensor):
+            src = value.to(x.device).to(x.dtype)
+            while src.ndim > len(shape) and src.shape[0] == 1:
+                src = src[0]
+            src = src.expand(shape)
+        else:
+            src = None
+        _rebase(x, base, src, where)
     return x
+
+
+# ----------------------------------------------------------------------------- in place in a graph
+
+def _strided_positions(offset, strides, shape, itemsize):
+    """Flat positions in a C-contiguous array of the elements of a view of it at byte
+    ``offset`` with byte ``strides``."""
+    positions = np.full(shape, offset // itemsize, "int64")
+    for d, (n, s) in enumerate(zip(shape, strides)):
+        positions = positions + _axis(np.arange(n, dtype="int64") * (s // itemsize), d,
+                                      len(shape))
+    return positions
+
+
+def _view_positions(view, base):
+    """The flat (C-order) positions in ``base`` of the elements of ``view``, a view of it."""
+    if view is base:
+        return np.arange(base.numel(), dtype="int64").reshape(base.shape)
+    if view._view_of is not None:       # a GPU view: a chain of copies up to the base
+        parent, offset, strides = view._view_of
+        local = _strided_positions(offset, strides, view.shape, view._data.dtype.itemsize)
+        return _view_positions(parent, base).reshape(-1)[local]
+    if devices.is_gpu(view._data) or not base._data.flags.c_contiguous or \
+            not np.may_share_memory(view._data, base._data):
+        raise RuntimeError("an in-place operation on this view of a tensor in the autograd "
+                           "graph is not supported (its base is not contiguous); clone() "
+                           "the view first")
+    offset = (view._data.__array_interface__["data"][0]
+              - base._data.__array_interface__["data"][0])
+    return _strided_positions(offset, view._data.strides, view.shape,
+                              view._data.dtype.itemsize)
+
+
+class CopySlices(Op):
+    """The node of a tensor written in place inside the graph: ``src`` went into ``base`` at
+    flat ``positions``. Its forward does nothing (the write has happened already); the
+    gradient of the overwritten elements is zero and ``src`` gets theirs."""
+    node_suffix = ""
+
+    @staticmethod
+    def forward(ctx, base, src, positions):
+        ctx.positions = positions
+        return Tensor(base._data)
+
+    @staticmethod
+    def backward(ctx, g):
+        need = ctx.needs_input_grad
+        grad_base = grad_src = None
+        if need[0]:
+            keep = np.ones(g.numel(), g.dtype)
+            keep[ctx.positions.reshape(-1)] = 0
+            grad_base = g * Tensor(devices.move(keep.reshape(g.shape), g.device))
+        if need[1]:
+            grad_src = Take.apply(g, ctx.positions)
+        return grad_base, grad_src, None
+
+
+def _rebase(x, base, src, positions):
+    """Give ``base`` (and its view ``x``) the history of ``src`` written at ``positions``."""
+    if src is None or not src.requires_grad:
+        src = Tensor(np.zeros(positions.shape, base.dtype))     # constants: no gradient
+        src = src.to(base.device)
+    node = CopySlices.apply(base, src, positions)
+    if node.grad_fn is None:
+        return
+    base._set_history(node.grad_fn, 0)
+    if x is not base:
+        view = Take.apply(base, _view_positions(x, base))
+        x._set_history(view.grad_fn, view._output_nr)
+
+
+def rebase_inplace(x, src):
+    """After ``src`` (a tensor of ``x``'s shape, maybe in the graph) was written into all of
+    ``x``: record it in the graph (``x`` takes ``src``'s history, or, for a view, its base
+    goes through ``CopySlices``)."""
+    if x._base is None and src is not None and src.grad_fn is not None and \
+            src.shape == x.shape:
+        x._set_history(src.grad_fn, src._output_nr)
+        return
+    base = x._base if x._base is not None else x
+    _rebase(x, base, src, _view_positions(x, base))
 
 
 # ----------------------------------------------------------------------------- gather, scatter
@@ -605,6 +705,7 @@ def index_fill(input, dim, index, value):
     """``input`` with ``value`` (a number or a 0-d tensor) at the entries ``index`` of
     dimension ``dim``."""
     index = _vector(index, "index_fill")
+    index = Tensor(devices.host(index._data))       # index bookkeeping runs on the host
     d = _dim(dim, input.ndim)
     n = input.shape[d] if input.ndim else 1
     bad = (index._data < -n) | (index._data >= n)

@@ -364,11 +364,11 @@ def _pointwise(kind, input, target, reduction, param=0.0, weight=None, pos_weigh
     extras = []
     for t in (weight, pos_weight):
         if t is not None:
-            t = Tensor(np.ascontiguousarray(np.broadcast_to(t.detach()._data.astype(
-                input.dtype), input.shape)))
+            t = Tensor(devices.move(np.ascontiguousarray(np.broadcast_to(devices.host(
+                t.detach()._data).astype(input.dtype), input.shape)), input.device))
         extras.append(t)
     if kind == "bce_logits":
-        ones = Tensor(np.ones(input.shape, input.dtype))
+        ones = Tensor(devices.move(np.ones(input.shape, input.dtype), input.device))
         extras = [e if e is not None else ones for e in extras]
     count = input.numel()
     scale = {"none": None, "sum": 1.0, "mean": 1.0 / count if count else float("nan"),

@@ -19,7 +19,7 @@ from nn.ops import cpu, declare
 from .base import (FLOATING, Op, Tensor, _dim, _dims, _kept, _kernel, _reduced, arange, cast,
                    max_result)
 from .elementwise import maximum, minimum, where
-from .shape import expand
+from .shape import cat as _cat, expand
 
 __all__ = ["sum", "mean", "max", "min", "amax", "amin", "argmax", "argmin", "var", "std",
            "var_mean", "std_mean", "prod", "logsumexp", "all", "any", "softmax", "log_softmax",
@@ -142,7 +142,7 @@ class Max(Op):
     def backward(ctx, g, _):
         (indices,) = ctx.saved_tensors
         kept = _kept(ctx.shape, (ctx.dim,))
-        positions = arange(ctx.shape[ctx.dim]).reshape(
+        positions = arange(ctx.shape[ctx.dim], device=g.device).reshape(
             tuple(-1 if d == ctx.dim else 1 for d in range(len(ctx.shape))))
         mask = (positions == indices.reshape(kept)).to(g.dtype)
         return mask * g.reshape(kept), None, None
@@ -267,7 +267,7 @@ def _arg(name, kernel, input, dim, keepdim):
     if input.ndim:
         _nonzero_sizes(name, input, (dim,))
     else:
-        return Tensor(np.zeros(shape, "int64"))
+        return arange(1, device=input.device).reshape(shape) * 0
     return _kernel(kernel, input._data, out_shape=shape, axis=dim, keepdims=keepdim)
 
 
@@ -591,7 +591,21 @@ class Cumprod(Op):
     @staticmethod
     def backward(ctx, g):
         x, out = ctx.saved_tensors
-        return Cumsum.apply(g * out, ctx.dim, True) / x, None
+        zero = x == 0
+        if not bool(zero.any()):
+            return Cumsum.apply(g * out, ctx.dim, True) / x, None
+        # zero-safe (as PyTorch's): d out_j / d x_i = prod_{k <= j, k != i} x_k; with x_i
+        # replaced by 1, that is out'_j, the running product of the input with x_i set to 1
+        n = x.shape[ctx.dim]
+        grads = []
+        for i in range(n):
+            ones = x.narrow(ctx.dim, i, 1) * 0 + 1
+            parts = [x.narrow(ctx.dim, 0, i), ones, x.narrow(ctx.dim, i + 1, n - i - 1)]
+            replaced = _cat([p for p in parts if p.shape[ctx.dim]], ctx.dim)
+            running = Cumprod.apply(replaced, ctx.dim)
+            tail = (g * running).narrow(ctx.dim, i, n - i)
+            grads.append(tail.sum(ctx.dim, keepdim=True))
+        return _cat(grads, ctx.dim), None
 
 
 def _cumulative_input(input, dim, dtype):

@@ -36,6 +36,7 @@ class Embedding(Op):
 
 class EmbeddingDenseBackward(Op):
     """The scatter-add of gradient rows into a zero table (its own gradient is a lookup)."""
+    host_only = True        # on the GPU: on host copies, the table moved back to the GPU
 
     @staticmethod
     def forward(ctx, g, indices, table, padding_idx, by_frequency):

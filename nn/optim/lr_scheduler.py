@@ -379,3 +379,9 @@ class ReduceLROnPlateau(LRScheduler):
     def load_state_dict(self, state_dict):
         self.__dict__.update(state_dict)
         self._init_is_better(self.mode, self.threshold, self.threshold_mode)
+
+
+# LinearLR, SequentialLR, CosineAnnealingWarmRestarts, OneCycleLR (in their own module)
+from .lr_scheduler_extra import (CosineAnnealingWarmRestarts, LinearLR,  # noqa: E402
+                                 OneCycleLR, SequentialLR)
+__all__ += ["LinearLR", "SequentialLR", "CosineAnnealingWarmRestarts", "OneCycleLR"]

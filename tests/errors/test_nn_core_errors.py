@@ -30,12 +30,13 @@ def test_numpy_of_a_gpu_tensor():
         nn.ones(2).cuda().numpy()
 
 
-def test_in_place_on_a_view_inside_the_graph():
+def test_in_place_on_a_view_of_a_leaf_that_requires_grad():
+    """As PyTorch: in place on a view of a non-leaf works (tests/nn), on a leaf's view not."""
     w = nn.tensor([1.0, 2.0, 3.0], requires_grad=True)
-    v = (w * 1).view(3)
-    with pytest.raises(RuntimeError, match="in-place operation on a view of a tensor in the "
-                                           "autograd graph is not supported"):
-        v.add_(1)
+    with pytest.raises(RuntimeError, match="a view of a leaf Variable that requires grad is "
+                                           "being used in an in-place operation"):
+        w.view(3).add_(1)
+    assert w.tolist() == [1.0, 2.0, 3.0]
 
 
 def test_backward_after_a_saved_tensor_was_modified():
