@@ -191,11 +191,26 @@ class CudaEmitter:
             return f"{t}(math.pow({t}(10.0), {args[0]}))"
         if op == "pow":
             return f"{t}(math.pow({args[0]}, {args[1]}))"
+        if op == "fmod":
+            return f"{t}(math.fmod({args[0]}, {args[1]}))"
+        if op in ("popcount", "clz"):
+            return self._bit_count(op, args[0], e.args[0].dtype, t)
         bitwise = {"bitwise_and": "&", "bitwise_or": "|", "bitwise_xor": "^",
                    "shift_left": "<<", "shift_right": ">>"}
         if op in bitwise:
             return f"{t}({args[0]} {bitwise[op]} {args[1]})"
         raise CudaCodegenError(f"cuda codegen: unknown intrinsic {op}")
+
+    @staticmethod
+    def _bit_count(op, x, dtype, t):
+        """popc/clz on the unsigned bit pattern: signed values would count their sign."""
+        width = dtypes.bits(dtype)
+        wide = 64 if width > 32 else 32
+        pattern = f"u{wide}(u{width}({x}))"          # zero-extend, never sign-extend
+        if op == "popcount":
+            return f"{t}(cuda.popc({pattern}))"
+        narrow = f" - {wide - width}" if wide > width else ""
+        return f"{t}(cuda.clz({pattern}){narrow})"
 
     def e_Let(self, e):
         raise CudaCodegenError("cuda codegen: let expressions are not supported")

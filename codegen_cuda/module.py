@@ -162,7 +162,9 @@ class CudaModule:
         g = _load(source, func.name)
         self._host = g["host"]
         self._globals = g
-        self.imported_modules = []
+        # TVM splits host and device code and reads kernels as mod.imported_modules[0]
+        # .get_source(); here one module holds both, so it stands for its own device module.
+        self.imported_modules = [self]
 
     def _device_args(self, args):
         from numba import cuda

@@ -285,6 +285,13 @@ class Emitter:
             return getattr(b, bitwise[e.op])(*args)
         if e.op == "shift_right":
             return b.ashr(*args) if dtypes.is_signed(e.dtype) else b.lshr(*args)
+        if e.op == "fmod":
+            return b.frem(*args)                 # LLVM's frem is C's fmod
+        if e.op == "popcount":
+            return b.call(self._declare(f"llvm.ctpop.{mangle(t)}", t, [t]), args)
+        if e.op == "clz":
+            fn = self._declare(f"llvm.ctlz.{mangle(t)}", t, [t, ir.IntType(1)])
+            return b.call(fn, [args[0], ir.Constant(ir.IntType(1), 0)])   # clz(0) = width
         raise CodegenError(f"llvm codegen: unknown intrinsic {e.op}")
 
     def _exp_f32(self, x, t):

@@ -35,6 +35,23 @@ def _trunc_mod(a, b):
 
 _ERF = np.vectorize(math.erf, otypes=[np.float64])
 
+def _bits(x):
+    """The bit patterns of an integer array as unsigned integers of the same width."""
+    x = np.asarray(x)
+    return x.view(np.dtype(f"u{x.dtype.itemsize}"))
+
+
+def _popcount(x):
+    counts = np.vectorize(lambda v: bin(int(v)).count("1"), otypes=[np.int64])(_bits(x))
+    return counts.astype(np.asarray(x).dtype)
+
+
+def _clz(x):
+    width = 8 * np.asarray(x).dtype.itemsize
+    zeros = np.vectorize(lambda v: width - int(v).bit_length(), otypes=[np.int64])(_bits(x))
+    return zeros.astype(np.asarray(x).dtype)
+
+
 UNARY = {
     "exp": np.exp, "exp2": np.exp2, "exp10": lambda x: np.power(x.dtype.type(10), x),
     "log": np.log, "log2": np.log2, "log10": np.log10, "log1p": np.log1p, "sqrt": np.sqrt,
@@ -43,8 +60,9 @@ UNARY = {
     "erf": lambda x: _ERF(x).astype(x.dtype), "sin": np.sin, "cos": np.cos, "tan": np.tan,
     "asin": np.arcsin, "acos": np.arccos, "atan": np.arctan, "sinh": np.sinh, "cosh": np.cosh,
     "fabs": np.abs, "floor": np.floor, "ceil": np.ceil, "round": np.rint, "trunc": np.trunc,
+    "popcount": _popcount, "clz": _clz,
 }
-BINARY_CALLS = {"pow": np.power, "bitwise_and": np.bitwise_and, "bitwise_or": np.bitwise_or,
+BINARY_CALLS = {"pow": np.power, "fmod": np.fmod, "bitwise_and": np.bitwise_and, "bitwise_or": np.bitwise_or,
                 "bitwise_xor": np.bitwise_xor, "shift_left": np.left_shift,
                 "shift_right": np.right_shift}
 BINARY = {Add: np.add, Sub: np.subtract, Mul: np.multiply, Min: np.minimum, Max: np.maximum,

@@ -100,6 +100,14 @@ class Schedule:
     def reads_transitively(self, consumer, producer) -> bool:
         return consumer.op.reads(producer.op)
 
+    def normalize(self):
+        """TVM's ``Schedule.normalize``: a no-op here, returned for chaining.
+
+        TVM rebases every loop to start at 0 before bound inference; here loop nests are built
+        from zero-based loops already, so there is nothing to rebase.
+        """
+        return self
+
     # ------------------------------------------------------------------ graph rewriting
     def _replace_op(self, stage, new_op):
         """Give ``stage`` a new operation and update every reader of its outputs."""

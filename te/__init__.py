@@ -18,7 +18,8 @@ from .tensor import (IterVar, Range, Tensor, Operation, PlaceholderOp, ComputeOp
 from .reduce import comm_reducer, sum, max, min, prod, min_value, max_value, CommReducer
 from .intrin import (exp, exp2, exp10, log, log2, log10, log1p, sqrt, rsqrt, tanh, sigmoid, erf,
                      sin, cos, tan, asin, acos, atan, sinh, cosh, floor, ceil, round, trunc,
-                     nearbyint, abs, power, pow, if_then_else)
+                     nearbyint, abs, power, pow, if_then_else, isnan, isinf, isfinite,
+                     fmod, popcount, clz)
 
 indexdiv = floordiv
 indexmod = floormod

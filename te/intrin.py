@@ -1,12 +1,15 @@
 """Math intrinsics. Each builds a ``Call`` node that the backends map to machine code.
 
 Float-only functions refuse integer arguments with a hint to cast; ``abs``, ``floor``, ``ceil``,
-``round`` keep integers as they are. ``round`` rounds half to even, like numpy.
+``round`` keep integers as they are. ``round`` rounds half to even, like numpy. ``isnan``,
+``isinf`` and ``isfinite`` are comparisons (constants for integers); ``popcount`` and ``clz``
+count the bits of an integer's pattern at its own width.
 """
 from __future__ import annotations
 
 from . import dtypes
-from .expr import Call, Expr, compare, LT, convert, select as _select, _convert_pair, _unify
+from .expr import (Call, Expr, compare, EQ, LT, NE, convert, const, select as _select,
+                   truncmod, _convert_pair, _unify)
 
 FLOAT_UNARY = ("exp", "exp2", "exp10", "log", "log2", "log10", "log1p", "sqrt", "rsqrt", "tanh",
                "sigmoid", "erf", "sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh")
@@ -95,3 +98,51 @@ def if_then_else(cond, t, f) -> Expr:
         raise TypeError(f"te.if_then_else: condition {cond} has dtype {cond.dtype}, not bool")
     return Call("if_then_else", (cond, t, f), dt)
 
+
+
+def isnan(x) -> Expr:
+    """True where ``x`` is NaN (always false for integers)."""
+    x = convert(x)
+    if not dtypes.is_float(x.dtype):
+        return const(False, "bool")
+    return compare(NE, x, x)                  # the backends compare floats unordered for !=
+
+
+def isinf(x) -> Expr:
+    """True where ``x`` is +inf or -inf (always false for integers)."""
+    x = convert(x)
+    if not dtypes.is_float(x.dtype):
+        return const(False, "bool")
+    return compare(EQ, abs(x), const(float("inf"), x.dtype))
+
+
+def isfinite(x) -> Expr:
+    """True where ``x`` is neither NaN nor infinite (always true for integers)."""
+    x = convert(x)
+    if not dtypes.is_float(x.dtype):
+        return const(True, "bool")
+    return compare(LT, abs(x), const(float("inf"), x.dtype))     # ordered: NaN gives false
+
+
+def fmod(x, y) -> Expr:
+    """C's ``fmod``: the remainder of ``x / y`` with the sign of ``x`` (truncmod for integers)."""
+    x, y = _convert_pair(x, y)
+    x, y, t = _unify(x, y)
+    if not dtypes.is_float(t):
+        return truncmod(x, y)
+    return Call("fmod", (x, y), t)
+
+
+def _bit_call(name, what):
+    def fn(x) -> Expr:
+        x = convert(x)
+        if not dtypes.is_int(x.dtype) or dtypes.is_bool(x.dtype):
+            raise TypeError(f"te.{name} needs an integer argument; {x} has dtype {x.dtype}")
+        return Call(name, (x,), x.dtype)
+    fn.__name__ = name
+    fn.__doc__ = f"The number of {what} in an integer's bit pattern, in the integer's dtype."
+    return fn
+
+
+popcount = _bit_call("popcount", "set bits")
+clz = _bit_call("clz", "leading zero bits")

@@ -42,6 +42,17 @@ def _axes(axis, reducer_name):
     return tuple(items)
 
 
+def _values(reducer_name, what, got, count) -> tuple:
+    """The ``count`` expressions that a reducer's ``what`` function returned, or a TEError."""
+    items = tuple(got) if isinstance(got, (tuple, list)) else (got,)
+    if len(items) != count:
+        form = (f"a tuple of {count} values, one per reduced value" if count > 1
+                else "one value, not a tuple")
+        raise TEError(f"te.{reducer_name}: the {what} function must return {form}; "
+                      f"it returned {got!r}")
+    return tuple(convert(i) for i in items)
+
+
 def comm_reducer(fcombine, fidentity, name="reduce"):
     """Make a reducer from ``fcombine(x, y)`` and ``fidentity(dtype, ...)``."""
 
@@ -57,11 +68,8 @@ def comm_reducer(fcombine, fidentity, name="reduce"):
         lhs = tuple(Var(f"x{k}" if is_tuple else "x", t) for k, t in enumerate(types))
         rhs = tuple(Var(f"y{k}" if is_tuple else "y", t) for k, t in enumerate(types))
         result = fcombine(lhs, rhs) if is_tuple else fcombine(lhs[0], rhs[0])
-        result = tuple(convert(r) for r in (result if is_tuple else (result,)))
-        ident = fidentity(*types)
-        ident = tuple(convert(i) for i in (ident if is_tuple else (ident,)))
-        if len(result) != len(source) or len(ident) != len(source):
-            raise TEError(f"te.{name}: combine and identity must return {len(source)} values")
+        result = _values(name, "combine", result, len(source))
+        ident = _values(name, "identity", fidentity(*types), len(source))
         result = tuple(r if r.dtype == t else r.astype(t) for r, t in zip(result, types))
         ident = tuple(i if i.dtype == t else i.astype(t) for i, t in zip(ident, types))
         combiner = CommReducer(name, lhs, rhs, result, ident)

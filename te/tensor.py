@@ -322,6 +322,11 @@ def _shape(shape, what):
         shape = (shape,)
     out = []
     for pos, s in enumerate(shape):
+        if isinstance(s, float) and s.is_integer():    # TVM tutorials write N / bn
+            s = int(s)
+        if isinstance(s, IterVar):
+            raise TEError(f"{what}: shape entry {pos} is the axis {s.name}, a loop variable; "
+                          f"give a size (its extent is {s.name}.dom.extent)")
         e = convert(s)
         if isinstance(e, Var):
             _SIZE_VARS.add(e)

@@ -308,9 +308,47 @@ def conv2d_hwcn(scale=1, batch=8, in_channel=4, out_channel=8, in_size=3, kernel
         [np.empty((out_size, out_size, out_channel, batch), "float32")], ref
 
 
+def tvm_intrinsics(scale=1):
+    """te.isnan / isinf / fmod on floats, te.popcount / clz on signed and narrow integers."""
+    n = te.var("n")
+    X = te.placeholder((n,), name="X")
+    I = te.placeholder((n,), name="I", dtype="int32")
+    H = te.placeholder((n,), name="H", dtype="int8")
+    big = te.const(1e9, "float32")
+    Y = te.compute((n,), lambda i: te.if_then_else(
+        te.isnan(X[i]), -big, te.if_then_else(te.isinf(X[i]), big, te.fmod(X[i], 0.7))),
+        name="Y")
+    Z = te.compute((n,), lambda i: te.popcount(I[i]) + te.clz(I[i]) * 100, name="Z")
+    W = te.compute((n,), lambda i: te.popcount(H[i]) + te.clz(H[i]) * 10, name="W")
+    s = te.create_schedule([Y.op, Z.op, W.op])
+    for T in (Y, Z, W):
+        bind(s, T, *s[T].split(T.op.axis[0], factor=8))
+    size = 11 * scale
+    x = _rand(size) * 5
+    x[:3] = [np.nan, np.inf, -np.inf]
+    ints = RNG.integers(-2**31, 2**31, size).astype("int32")
+    ints[:3] = [0, -1, 1]
+    small = RNG.integers(-128, 128, size).astype("int8")
+    small[:3] = [0, -1, 1]
+
+    def ref(x, ints, small):
+        def popc(v, w):
+            return np.array([bin(int(e) & (2**w - 1)).count("1") for e in v])
+
+        def clz(v, w):
+            return np.array([w - (int(e) & (2**w - 1)).bit_length() for e in v])
+        with np.errstate(invalid="ignore"):             # fmod of inf and NaN
+            y = np.where(np.isnan(x), -1e9,
+                         np.where(np.isinf(x), 1e9, np.fmod(x, np.float32(0.7))))
+        return [y.astype("float32"), (popc(ints, 32) + clz(ints, 32) * 100).astype("int32"),
+                (popc(small, 8) + clz(small, 8) * 10).astype("int8")]
+    outs = [np.empty(size, "float32"), np.empty(size, "int32"), np.empty(size, "int8")]
+    return s, [X, I, H, Y, Z, W], [x, ints, small], outs, ref
+
+
 CASES = [vector_add, fused_elementwise_2d, int_and_half, row_sum_cross_thread,
          argmax_cross_thread, nn_dense_padded,
          sum_across_blocks, auto_long_sums, max_reduce_per_thread, gemm_shared_local,
          gemm_vthread, gemm_double_buffer, gemm_wide_tiles,
          nn_conv2d_implicit_gemm, softmax_rows,
-         default_schedules, default_injective, conv2d_hwcn]
+         default_schedules, default_injective, conv2d_hwcn, tvm_intrinsics]
