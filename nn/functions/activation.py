@@ -14,13 +14,14 @@ from nn.ops import activation as act
 from .. import autograd
 from ..tensor import ones_like
 from .base import FLOATING, Op, Tensor, _dim, _kernel, _sum_to
-from .elementwise import clamp, minimum, where
+from .elementwise import clamp, logical_and, minimum, where
 from .elementwise_unary import _no_kernel_for, relu
 from .shape import cat, chunk
 
 __all__ = ["leaky_relu", "elu", "selu", "celu", "gelu", "prelu", "softplus", "silu", "mish",
            "hardtanh", "relu6", "hardsigmoid", "hardswish", "softsign", "logsigmoid",
-           "threshold", "glu", "relu_", "leaky_relu_", "elu_", "hardtanh_", "threshold_"]
+           "threshold", "glu", "hardshrink", "softshrink", "tanhshrink", "relu_",
+           "leaky_relu_", "elu_", "hardtanh_", "threshold_"]
 
 SELU_ALPHA = 1.6732632423543772848170429916717
 SELU_SCALE = 1.0507009873554804934193349852946
@@ -210,6 +211,44 @@ def threshold(input, threshold, value, inplace=False):
     """``x`` where ``x > threshold``, else ``value``."""
     return _apply("threshold", input, integers=True, threshold=_number("threshold", threshold),
                   value=_number("value", value), inplace=inplace)
+
+
+def _shrink_lambd(name, lambd):
+    lambd = _number("lambd", lambd)
+    if lambd < 0:
+        raise RuntimeError(f"{name}: lambda must be greater or equal to 0, but found to be "
+                           f"{lambd}.")
+    return lambd
+
+
+def _tensor_input(name, input):
+    if not isinstance(input, Tensor):
+        raise TypeError(f"{name}(): argument 'input' must be Tensor, not "
+                        f"{type(input).__name__}")
+    if input.dtype not in FLOATING:
+        raise _no_kernel_for(f"{name}_cpu", input.dtype)
+
+
+def hardshrink(input, lambd=0.5):
+    """``x`` where ``|x| > lambd``, else 0 (NaN stays NaN, as PyTorch's)."""
+    _tensor_input("hardshrink", input)
+    lambd = _number("lambd", lambd)
+    inside = logical_and(input >= -lambd, input <= lambd)
+    return where(inside, 0.0, input)
+
+
+def softshrink(input, lambd=0.5):
+    """``x - lambd`` above ``lambd``, ``x + lambd`` below ``-lambd``, else 0."""
+    _tensor_input("softshrink", input)
+    lambd = _shrink_lambd("softshrink", lambd)
+    return where(input > lambd, input - lambd,
+                 where(input < -lambd, input + lambd, input * 0.0))
+
+
+def tanhshrink(input):
+    """``x - tanh(x)``."""
+    _tensor_input("tanhshrink", input)
+    return input - input.tanh()
 
 
 def relu_(input):

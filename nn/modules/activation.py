@@ -10,7 +10,8 @@ from .module import Module, Parameter
 
 __all__ = ["ReLU", "Sigmoid", "Tanh", "LeakyReLU", "PReLU", "ELU", "SELU", "CELU", "GELU",
            "SiLU", "Mish", "Hardtanh", "ReLU6", "Hardsigmoid", "Hardswish", "Softplus",
-           "Softsign", "LogSigmoid", "Threshold", "GLU", "Softmax", "LogSoftmax", "Softmin"]
+           "Softsign", "LogSigmoid", "Threshold", "GLU", "Softmax", "LogSoftmax", "Softmin",
+           "Hardshrink", "Softshrink", "Tanhshrink"]
 
 
 def _inplace_repr(inplace):
@@ -237,6 +238,34 @@ class Threshold(Module):
     def extra_repr(self):
         return f"threshold={self.threshold}, value={self.value}" + (
             ", inplace=True" if self.inplace else "")
+
+
+class Hardshrink(Module):
+    """x where ``|x| > lambd``, else 0."""
+
+    def __init__(self, lambd=0.5):
+        super().__init__()
+        self.lambd = lambd
+
+    def forward(self, input):
+        return F.hardshrink(input, self.lambd)
+
+    def extra_repr(self):
+        return f"{self.lambd}"
+
+
+class Softshrink(Hardshrink):
+    """x - lambd above ``lambd``, x + lambd below ``-lambd``, else 0."""
+
+    def forward(self, input):
+        return F.softshrink(input, self.lambd)
+
+
+class Tanhshrink(Module):
+    """x - tanh(x)."""
+
+    def forward(self, input):
+        return F.tanhshrink(input)
 
 
 class GLU(Module):

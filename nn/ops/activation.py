@@ -117,7 +117,8 @@ def hardswish(x):
 
 def d_hardswish(x):
     middle = x * _c(1.0 / 3.0, x) + _c(0.5, x)
-    return te.select(x < -3, _c(0.0, x), te.select(x <= 3, middle, _c(1.0, x)))
+    # PyTorch's: 0 at and below -3, the slope 1 at and above 3
+    return te.select(x <= -3, _c(0.0, x), te.select(x < 3, middle, _c(1.0, x)))
 
 
 def softsign(x):

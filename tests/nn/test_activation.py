@@ -91,7 +91,8 @@ LAYERS = ["ReLU()", "LeakyReLU(0.2)", "PReLU()", "PReLU(4, init=0.1)", "ELU(alph
           "SELU()", "CELU(1.5)", "GELU()", "GELU(approximate='tanh')", "SiLU()", "Mish()",
           "Hardtanh(-0.5, 2.0)", "ReLU6()", "Hardsigmoid()", "Hardswish()", "Softplus(2, 5)",
           "Softsign()", "LogSigmoid()", "Threshold(0.1, 20.0)", "GLU()", "Softmax(1)",
-          "LogSoftmax(dim=-1)", "Softmin(2)", "Sigmoid()", "Tanh()"]
+          "LogSoftmax(dim=-1)", "Softmin(2)", "Sigmoid()", "Tanh()", "Hardshrink()",
+          "Softshrink(0.3)", "Tanhshrink()"]
 
 
 @pytest.mark.parametrize("spec", LAYERS)
@@ -159,3 +160,29 @@ def test_activations_run_one_fused_kernel_each_way():
     F.gelu(F.elu(x)).sum().backward()
     for name in ("gelu", "gelu_backward", "elu", "elu_backward"):
         assert counts[name] == before.get(name, 0) + 1, name
+
+
+# the corners themselves: PyTorch picks a side at each kink (hardswish: slope 0 at -3, 1 at 3)
+CORNERS = np.array([-6.5, -6, -4, -3, -2.5, -1, -0.5, 0, 0.5, 1, 2.9, 3, 3.5, 6, 6.5],
+                   "float32")
+
+
+@pytest.mark.parametrize("name,kw", FUNCTIONS + [
+    ("hardshrink", {}), ("softshrink", {"lambd": 1.0}), ("tanhshrink", {})],
+    ids=IDS + ["hardshrink", "softshrink-1.0", "tanhshrink"])
+def test_activation_gradients_at_the_corners_match_pytorch(name, kw):
+    if name == "glu":
+        pytest.skip("glu halves its input")
+    x = nn.tensor(CORNERS.copy(), requires_grad=True)
+    t = torch.tensor(CORNERS.copy(), requires_grad=True)
+    out, want = _call(F, name, x, kw), _call(torch.nn.functional, name, t, kw)
+    np.testing.assert_allclose(out.detach().numpy(), want.detach().numpy(), rtol=1e-5,
+                               atol=1e-6)
+    out.sum().backward()
+    want.sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), t.grad.numpy(), rtol=1e-5, atol=1e-6)
+
+
+def test_softshrink_refuses_a_negative_lambda():
+    with pytest.raises(RuntimeError, match="softshrink: lambda must be greater or equal to 0"):
+        F.softshrink(nn.ones(2), -1.0)
