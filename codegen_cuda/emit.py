@@ -19,9 +19,10 @@ from te.expr import (Add, And, Call, EQ, FloorDiv, FloorMod, GE, GT, IntImm, LE,
                      Mul, NE, Or, Sub)
 from schedule.analysis import (allocation_chain, loads_from, stored_buffers, stores_to,
                                thread_loops, uses)
+from schedule.build_loops import SCAN_STEPS
 from schedule.functor import post_order_visit
 from schedule.interp import alloc_size
-from schedule.ir import Allocate, Buffer, BufferLoad, BufferStore, ForKind, SeqStmt
+from schedule.ir import Allocate, Buffer, BufferLoad, BufferStore, For, ForKind, SeqStmt
 from schedule.simplify import simplify
 from schedule.structural import structural_equal
 from schedule.stage import ScheduleError
@@ -495,7 +496,23 @@ class CudaEmitter:
             self.host.append("    " * indent + f"{self.names(buf, buf.name)} = "
                              f"cuda.device_array({size}, np.{_np_name(buf.dtype)})")
             self.host_stmt(s.body, indent)
+        elif isinstance(s, For) and s.kind != ForKind.THREAD_BINDING and _launches(s.body):
+            # a loop around kernels (a scan's steps, say) runs on the host: its iterations
+            # may depend on each other across blocks, which only separate launches order;
+            # the kernels take its variable as a scalar argument
+            var = self.names(s.loop_var, s.loop_var.name)
+            start, end = self.expr(s.min), self.expr(simplify(s.min + s.extent))
+            rng = end if start == "0" else f"{start}, {end}"
+            self.host.append("    " * indent + f"for {var} in range({rng}):")
+            self.host_stmt(s.body, indent + 1)
         else:
+            scan = [v for k, v in getattr(s, "annotations", ()) if k == SCAN_STEPS]
+            if scan:
+                raise CudaCodegenError(
+                    f"a step of scan {scan[0]} computes {', '.join(_written(s.body))}, and not "
+                    "every stage of it is bound to GPU threads; the steps run on the host, one "
+                    "launch per stage: bind the loops of every stage of the step (or "
+                    "compute_at it inside a bound stage)")
             self.kernel(s, indent)
 
     def source(self):
@@ -536,6 +553,16 @@ def _launch_bounds(loops, threads, computes):
 
 REGISTER_MAX = 256     # local buffers up to this size with constant indices become variables
 REGISTER_DTYPES = {"float32", "float64", "int32", "int64"}
+
+
+def _launches(s) -> bool:
+    """Whether every statement of ``s`` (through sequences and allocations) holds a loop
+    bound to GPU threads, so that the host can launch each as a kernel."""
+    if isinstance(s, SeqStmt):
+        return bool(s.seq) and all(_launches(x) for x in s.seq)
+    if isinstance(s, Allocate):
+        return _launches(s.body)
+    return bool(thread_loops(s))
 
 
 def _registers(stmt):

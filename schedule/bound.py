@@ -12,9 +12,10 @@ from dataclasses import dataclass, field
 from te.expr import (Add, Call, Cast, Div, Expr, FloorDiv, FloorMod, IntImm, Max, Min, Mod, Mul,
                      ProducerLoad, Select, Sub, Var, const)
 from te.functor import free_vars, post_order_visit, substitute
+from te.scan import ScanOp
 from te.tensor import ComputeOp, Range
 
-from .simplify import INF, const_bounds, simplify
+from .simplify import INF, can_prove, const_bounds, simplify
 from .stage import Fuse, ScheduleError, Split
 
 
@@ -143,12 +144,22 @@ def infer_bound(sch, bodies) -> dict:
     """Map every computed stage to its StageBound. ``bodies`` are the bodies after inlining."""
     bounds = {}
     for stage in reversed(sch.stages):
+        if isinstance(stage.op, ScanOp):
+            # the time loop runs from 0; the update at loop value v computes step first + v
+            ext = simplify(stage.op.scan_axis.dom.extent)
+            bounds[stage] = StageBound({stage.op.scan_axis: Range(const(0), ext)},
+                                       {stage.op.scan_axis: ext})
+    for stage in reversed(sch.stages):
         if not isinstance(stage.op, ComputeOp) or stage.attach_type == "inline":
             continue
         op = stage.op
         root = {iv: Range(const(0), iv.dom.extent) for iv in op.axis}
         clip = {}
-        if stage.attach_type == "scope":
+        if stage.scan_role == "update":
+            scan = stage.scan.op
+            step = simplify(scan.scan_axis.var + scan.scan_axis.dom.min)
+            root[op.axis[0]] = Range(step, const(1))
+        elif stage.attach_type == "scope":
             root, clip = _attached_region(sch, stage, bounds, bodies)
         for iv in op.reduce_axis:
             root[iv] = iv.dom
@@ -231,9 +242,23 @@ def _attached_region(sch, stage, bounds, bodies):
         root[iv] = Range(lo, ext)
         lo_b = const_bounds(lo, ranges)
         hi_b = const_bounds(simplify(lo + ext), ranges)
-        if lo_b[0] < 0 or not (isinstance(dom, IntImm) and hi_b[1] <= dom.value):
+        if (lo_b[0] < 0 or not (isinstance(dom, IntImm) and hi_b[1] <= dom.value)) and \
+                not _within_steps(sch, lo, ext, dom):
             clip[iv] = dom
     return root, clip
+
+
+def _within_steps(sch, lo, ext, dom) -> bool:
+    """Whether ``[lo, lo + ext)`` lies in ``[0, dom)`` for every step of the scans whose time
+    variables ``lo`` uses (and no other variable): a step's rows are inside the state."""
+    steps = {s.op.scan_axis.var: s.op.scan_axis.dom.extent for s in sch.stages
+             if isinstance(s.op, ScanOp)}
+    used = free_vars(lo)
+    if not used or any(v not in steps for v in used):
+        return False
+    first = substitute(lo, {v: const(0) for v in used})
+    last = substitute(lo + ext, {v: steps[v] - 1 for v in used})
+    return can_prove(first >= 0) and can_prove(last <= dom)
 
 
 def _chain_inside(reader, parent, pos, stage):

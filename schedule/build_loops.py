@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from te.expr import IntImm, Reduce, Var, all_, const
 from te.functor import ExprMutator, substitute
+from te.scan import ScanOp
 from te.tensor import COMM_REDUCE, ComputeOp, PlaceholderOp, Tensor
 
 from .functor import substitute as ir_substitute
@@ -17,6 +18,9 @@ from .ir import (Allocate, Buffer, BufferLoad, BufferStore, For, ForKind, IfThen
                  PrimFunc, seq, storage_sync)
 from .simplify import can_prove, simplify
 from .stage import ScheduleError, Split
+
+
+SCAN_STEPS = "scan_steps"      # the annotation of a scan's time loop
 
 
 class _ToBufferLoad(ExprMutator):
@@ -48,13 +52,17 @@ class _Builder:
             self.tensor_buf[cur] = buf
             self.tensor_buf[a] = buf
             self.params.append(buf)
-            if isinstance(cur.op, ComputeOp):
+            if isinstance(cur.op, (ComputeOp, ScanOp)):
                 stage = sch[cur]
                 if stage.attach_type == "inline":
                     raise ScheduleError(f"lower: {a.name} is an argument, so it must be stored; "
                                         "it is inlined (remove compute_inline or drop it from "
                                         "the arguments)")
                 self.outputs.append(buf)
+        self.full_bufs = list(self.outputs)    # stored at their full shape
+        for stage in sch.stages:
+            if isinstance(stage.op, ScanOp):
+                self._bind_scan_buffers(stage)
         for stage in sch.stages:
             if isinstance(stage.op, PlaceholderOp):
                 for t in stage.op.outputs:
@@ -62,6 +70,21 @@ class _Builder:
                         raise ScheduleError(f"lower: placeholder {t.name} is read but is not in "
                                             "the argument list; pass it to te.lower/te.build")
         self.name = name
+
+    def _bind_scan_buffers(self, stage):
+        """A scan's init, update and state are its output buffer, indexed by step."""
+        op = stage.op
+        for k, out in enumerate(op.outputs):
+            buf = self.tensor_buf.get(out)
+            if buf is None:
+                buf = Buffer(out.name, tuple(out.shape), out.dtype)
+                self.tensor_buf[out] = buf
+            self.full_bufs.append(buf)
+            for t in (op.init[k], op.update[k], op.state_placeholder[k]):
+                if t in self.tensor_buf and self.tensor_buf[t] is not buf:
+                    raise ScheduleError(f"lower: {t.name} is part of scan {op.name}; pass "
+                                        f"the scan's output {out.name} as the argument instead")
+                self.tensor_buf[t] = buf
 
     def _used(self, t):
         return any(_loads(body, t.op) for body in self.bodies.values())
@@ -95,20 +118,22 @@ class _Builder:
         if stage is None or isinstance(stage.op, PlaceholderOp):
             return self.tensor_buf[tensor], [const(0)] * len(tensor.shape)
         buf = self.stage_buffer(stage, tensor.value_index)
-        if buf in self.outputs:                 # arguments are stored at their full shape
+        if buf in self.full_bufs:               # arguments are stored at their full shape
             return buf, [const(0)] * len(tensor.shape)
         sb = self.bounds[stage]
         return buf, [sb.root[iv].min for iv in stage.op.axis]
 
     # ------------------------------------------------------------------ one stage
     def stage_nest(self, stage):
+        if isinstance(stage.op, ScanOp):
+            return self._scan_nest(stage)
         op, sb = stage.op, self.bounds[stage]
         leaves = stage.leaf_iter_vars
         offsets = pass_up(stage.relations, {lv: lv.var for lv in leaves}, sb.extents)
         vmap = {iv.var: simplify(sb.root[iv].min + offsets[iv], self.ranges) for iv in sb.root}
         conv = _ToBufferLoad(self)
         bufs = [self.stage_buffer(stage, k) for k in range(op.num_outputs)]
-        if bufs[0] in self.outputs:             # arguments are stored at their full shape
+        if bufs[0] in self.full_bufs:           # arguments are stored at their full shape
             store_idx = tuple(vmap[iv.var] for iv in op.axis)
         else:
             store_idx = tuple(offsets[iv] for iv in op.axis)
@@ -155,6 +180,28 @@ class _Builder:
         if init_pos == 0:
             stmt = seq(init, stmt)
         return stmt
+
+    def _scan_nest(self, stage):
+        """The inits, then a serial loop over the steps that computes each step's body."""
+        axis = stage.op.scan_axis
+        inits = []
+        for s in self.sch.stages:
+            if s.scan is stage and s.scan_role == "init":
+                inits.append(self._with_alloc(s, self.stage_nest(s)))
+        for s in self.sch.stages:
+            if s.scan is stage and s.scan_role == "update":
+                if s.leaf_iter_vars[0] is not s.op.axis[0]:
+                    raise ScheduleError(f"stage {s.name}: its time axis {s.op.axis[0].var.name}"
+                                        f" must stay the outermost loop (scan {stage.name} runs "
+                                        "the steps in order); reorder the other axes inside it")
+            elif s.scan is stage and s.scan_role == "body" and s.attach_type == "root":
+                raise ScheduleError(f"stage {s.name} reads the state of scan {stage.name}; it "
+                                    "must be computed at each step: compute_at it in the update "
+                                    "or leave it where the scan puts it")
+        step = self._attached(stage, axis, None)
+        loop = For(axis.var, const(0), self.bounds[stage].extents[axis], ForKind.SERIAL,
+                   step if step is not None else seq(), "", ((SCAN_STEPS, stage.name),))
+        return seq(*inits, loop)
 
     def _thread_reduce_leaf(self, stage):
         bound = [lv for lv in stage.leaf_iter_vars if lv.iter_type == COMM_REDUCE
@@ -318,14 +365,15 @@ class _Builder:
     def _with_alloc(self, stage, stmt):
         for k in range(stage.op.num_outputs - 1, -1, -1):
             buf = self.stage_buffer(stage, k)
-            if buf not in self.outputs:
+            if buf not in self.outputs and (stage.scan_role is None or
+                                            buf not in self.full_bufs):
                 stmt = Allocate(buf, stmt, ("double_buffer",) if stage.double_buffered else ())
         return stmt
 
     # ------------------------------------------------------------------ whole function
     def build(self) -> PrimFunc:
         roots = [s for s in self.sch.stages
-                 if isinstance(s.op, ComputeOp) and s.attach_type == "root"]
+                 if isinstance(s.op, (ComputeOp, ScanOp)) and s.attach_type == "root"]
         for s in self.sch.stages:
             if s.attach_type == "scope" and s.attach_stage.attach_type == "inline":
                 raise ScheduleError(f"compute_at: stage {s.name} is attached to "

@@ -6,7 +6,9 @@ the rewritten tensor; the replacements keep their IterVars, so earlier relations
 """
 from __future__ import annotations
 
+import copy
 import dataclasses
+import functools
 
 from te.expr import ProducerLoad, Reduce, Var
 from te.intrin import if_then_else
@@ -14,6 +16,8 @@ from te.functor import ExprMutator, substitute
 from te.tensor import COMM_REDUCE, DATA_PAR, ComputeOp, IterVar, Operation, Range, \
     Tensor, _REDUCE_VARS
 from te.expr import const, all_
+
+from te.scan import ScanOp
 
 from .stage import ScheduleError, Split, Stage, check_scope
 
@@ -65,6 +69,33 @@ def _with_body(op, body, **changes):
                      changes.get("reduce_axis", op.reduce_axis), tuple(body), op.tag, op.attrs)
 
 
+_STAGE_STATE = ("op", "all_iter_vars", "leaf_iter_vars", "iter_attrs", "relations")
+
+
+def _shallow(value):
+    """A copy of a list or dict field (operations and nodes are immutable: kept as they are)."""
+    return copy.copy(value) if isinstance(value, (list, dict)) else value
+
+
+def _atomic(method):
+    """A graph rewrite that leaves the schedule as it was when it raises (a stage inserted
+    before a later check refused the rewrite is taken out again)."""
+    @functools.wraps(method)
+    def run(self, *args, **kwargs):
+        saved = (list(self.stages), dict(self.stage_map), list(self.outputs),
+                 {st: {k: _shallow(getattr(st, k)) for k in _STAGE_STATE}
+                  for st in self.stages})
+        try:
+            return method(self, *args, **kwargs)
+        except Exception:
+            self.stages, self.stage_map, self.outputs, states = saved
+            for st, state in states.items():
+                for k, v in state.items():
+                    setattr(st, k, v)
+            raise
+    return run
+
+
 class Schedule:
     """A schedule for a set of output operations; ``s[T]`` is the stage of tensor T."""
 
@@ -78,6 +109,30 @@ class Schedule:
             self.stage_map[op] = stage
         for op in self.outputs:
             self.stage_map[op].is_output = True
+        for stage in list(self.stages):
+            if isinstance(stage.op, ScanOp):
+                self._place_scan(stage)
+
+    def _place_scan(self, scan):
+        """The inits run before the steps; the update and the computed producers that read a
+        state (the step's body) run at every step, inside the scan's time loop."""
+        op = scan.op
+        for role, tensors in (("init", op.init), ("update", op.update)):
+            for t in tensors:
+                stage = self.stage_map[t.op]
+                if stage.scan is not None and stage.scan is not scan:
+                    raise ScheduleError(f"stage {stage.name} belongs to two scans ("
+                                        f"{stage.scan.name}, {scan.name}); give each scan its "
+                                        "own init and update")
+                stage.scan, stage.scan_role = scan, role
+                stage.attach_type = "scope" if role == "update" else "scan"
+                stage.attach_stage = scan
+                stage.attach_ivar = op.scan_axis if role == "update" else None
+        for body in op.body_ops():
+            stage = self.stage_map[body]
+            if stage.scan_role is None:
+                stage.scan, stage.scan_role = scan, "body"
+                stage.compute_root()
 
     def __getitem__(self, key) -> Stage:
         op = key.op if isinstance(key, Tensor) else key
@@ -111,6 +166,7 @@ class Schedule:
     # ------------------------------------------------------------------ graph rewriting
     def _replace_op(self, stage, new_op):
         """Give ``stage`` a new operation and update every reader of its outputs."""
+        _refuse_scan_rewrite(stage)
         tmap = dict(zip(stage.op.outputs, new_op.outputs))
         stage.op = new_op
         self.stage_map[new_op] = stage
@@ -123,6 +179,7 @@ class Schedule:
             mut = _ReplaceTensors(tmap)
             body = tuple(mut.visit(b) for b in s.op.body)
             if any(a is not b for a, b in zip(body, s.op.body)):
+                _refuse_scan_rewrite(s)
                 new_op = _with_body(s.op, body)
                 tmap.update(zip(s.op.outputs, new_op.outputs))
                 if s.op in self.outputs:
@@ -136,6 +193,7 @@ class Schedule:
         self.stage_map[op] = stage
         return stage
 
+    @_atomic
     def cache_read(self, tensor, scope, readers):
         """Copy ``tensor`` into a ``scope`` buffer that ``readers`` read instead."""
         from te.tensor import compute
@@ -161,6 +219,7 @@ class Schedule:
             self._replace_op(rs, _with_body(rs.op, [mut.visit(b) for b in rs.op.body]))
         return cache
 
+    @_atomic
     def cache_write(self, tensor, scope):
         """Compute ``tensor`` into a ``scope`` buffer, then copy it to the original."""
         if isinstance(tensor, (list, tuple)):
@@ -207,6 +266,7 @@ class Schedule:
         outs = cache_op.outputs
         return outs[0] if len(outs) == 1 else list(outs)
 
+    @_atomic
     def rfactor(self, tensor, axis, factor_axis=0):
         """Factor the reduction over ``axis`` into a new stage that keeps it as a data axis."""
         from .bound import leaf_extents, pass_up
@@ -280,6 +340,13 @@ class Schedule:
         self._replace_op(stage, _with_body(op, new_bodies, reduce_axis=(rv,)))
         outs = rf_op.outputs
         return outs[0] if len(outs) == 1 else list(outs)
+
+
+def _refuse_scan_rewrite(stage):
+    if stage.scan_role in ("init", "update"):
+        raise ScheduleError(f"stage {stage.name} is the {stage.scan_role} of scan "
+                            f"{stage.scan.name}: cache_read, cache_write and rfactor cannot "
+                            "rewrite it; declare the cached or factored stage in te instead")
 
 
 def _rel_is_reduce(rel):

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 
 from te import dtypes
 from te.expr import Expr, Var, as_int, convert
+from te.scan import ScanOp
 from te.tensor import COMM_REDUCE, THREAD_INDEX, ComputeOp, IterVar, Operation, \
     Tensor
 
@@ -64,6 +65,8 @@ class Stage:
         self.origin_op = op
         self.schedule = schedule
         roots = list(op.axis) + list(op.reduce_axis) if isinstance(op, ComputeOp) else []
+        if isinstance(op, ScanOp):
+            roots = [op.scan_axis]
         self.all_iter_vars = list(roots)
         self.leaf_iter_vars = list(roots)
         self.relations = []
@@ -76,6 +79,8 @@ class Stage:
         self.align = {}                 # root axis index -> (factor, offset)
         self.is_output = False
         self.double_buffered = False
+        self.scan = None                # for the stages of a scan step: the scan's stage
+        self.scan_role = None           # "init", "update" or "body" (a step's producers)
 
     @property
     def name(self):
@@ -86,6 +91,10 @@ class Stage:
 
     # ------------------------------------------------------------------ checks
     def _need_compute(self, what):
+        if isinstance(self.op, ScanOp):
+            raise ScheduleError(f"{what}: stage {self.name} is a scan; it runs its steps in "
+                                "order and has no loops to schedule; schedule its init and "
+                                "update stages instead (s[init], s[update])")
         if not isinstance(self.op, ComputeOp):
             raise ScheduleError(f"{what}: stage {self.name} is a placeholder (an input); it has "
                                 "no loops to schedule")
@@ -97,6 +106,11 @@ class Stage:
                                 f"{iv!r}; use s[T].op.axis, s[T].op.reduce_axis or the axes "
                                 "returned by split/fuse")
         if iv in self.leaf_iter_vars:
+            if self.scan_role == "update" and iv is self.op.axis[0] and what != "pragma":
+                raise ScheduleError(f"{what} on stage {self.name}: axis {iv.var.name} is the "
+                                    f"time axis of scan {self.scan.name}; its steps run one "
+                                    "after the other, in order; schedule the update's other "
+                                    "axes (s[update].op.axis[1:])")
             return iv
         if iv in self.all_iter_vars:
             raise ScheduleError(f"{what} on stage {self.name}: axis {iv.var.name} is no longer a "
@@ -261,9 +275,16 @@ class Stage:
         self._attr(iv).pragmas.append((str(pragma_type), pragma_value))
 
     # ------------------------------------------------------------------ placement
+    def _placed_by_scan(self, what):
+        if self.scan_role in ("init", "update"):
+            raise ScheduleError(f"{what} on stage {self.name}: it is the {self.scan_role} of "
+                                f"scan {self.scan.name}, which places it (the init before the "
+                                "steps, the update in every step); schedule its loops instead")
+
     def compute_at(self, parent, ivar):
         """Compute this stage inside the loop ``ivar`` of the consumer stage ``parent``."""
         self._need_compute("compute_at")
+        self._placed_by_scan("compute_at")
         if isinstance(parent, Tensor):
             parent = self.schedule[parent]
         if not isinstance(parent, Stage):
@@ -285,6 +306,7 @@ class Stage:
     def compute_inline(self):
         """Substitute this stage's expression into its consumers (no buffer, no loops)."""
         self._need_compute("compute_inline")
+        self._placed_by_scan("compute_inline")
         if self.op.is_reduction:
             raise ScheduleError(f"compute_inline on stage {self.name}: a reduction cannot be "
                                 "inlined; compute it with compute_at or compute_root")
@@ -296,6 +318,11 @@ class Stage:
     def compute_root(self):
         """Compute this stage at the top level of the function (the default)."""
         self._need_compute("compute_root")
+        self._placed_by_scan("compute_root")
+        if self.scan_role == "body":        # its root is the scan's step
+            self.attach_type, self.attach_stage = "scope", self.scan
+            self.attach_ivar = self.scan.op.scan_axis
+            return
         self.attach_type, self.attach_stage, self.attach_ivar = "root", None, None
 
     def storage_align(self, axis, factor, offset):

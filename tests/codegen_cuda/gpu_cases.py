@@ -346,9 +346,27 @@ def tvm_intrinsics(scale=1):
     return s, [X, I, H, Y, Z, W], [x, ints, small], outs, ref
 
 
+def scan_cumsum(scale=1, num_thread=4):
+    """TVM's "Scan and Recurrent Kernel" tutorial: a cumulative sum over rows, the time loop
+    on the host around one kernel launch per step."""
+    m, n = te.var("m"), te.var("n")
+    X = te.placeholder((m, n), name="X")
+    s_state = te.placeholder((m, n), name="s_state")
+    s_init = te.compute((1, n), lambda _, i: X[0, i], name="s_init")
+    s_update = te.compute((m, n), lambda t, i: s_state[t - 1, i] + X[t, i], name="s_update")
+    s_scan = te.scan(s_init, s_update, s_state, inputs=[X])
+    s = te.create_schedule(s_scan.op)
+    for T in (s_init, s_update):
+        xo, xi = s[T].split(T.op.axis[1], factor=num_thread)
+        bind(s, T, xo, xi)
+    rows, cols = 5 * scale, 7 * scale
+    return s, [X, s_scan], [_rand(rows, cols)], [np.empty((rows, cols), "float32")], \
+        lambda x: np.cumsum(x, axis=0)
+
+
 CASES = [vector_add, fused_elementwise_2d, int_and_half, row_sum_cross_thread,
          argmax_cross_thread, nn_dense_padded,
          sum_across_blocks, auto_long_sums, max_reduce_per_thread, gemm_shared_local,
          gemm_vthread, gemm_double_buffer, gemm_wide_tiles,
          nn_conv2d_implicit_gemm, softmax_rows,
-         default_schedules, default_injective, conv2d_hwcn, tvm_intrinsics]
+         default_schedules, default_injective, conv2d_hwcn, tvm_intrinsics, scan_cumsum]
