@@ -29,12 +29,14 @@ THEMES = tuple(importlib.import_module(f"{__name__}.{theme}") for theme in (
     "reduce", "shape", "sorting", "sparse", "vision"))
 __all__ = [name for module in THEMES for name in module.__all__]
 
-# attention, RMS normalization, transposed convolution, einsum (composed operators)
+# attention, RMS normalization, transposed convolution, einsum, distances, unfold/fold,
+# embedding bags, margin losses, rrelu (composed operators)
 from .attention import *  # noqa: F401,F403,E402
+from .composed import *  # noqa: F401,F403,E402
 from .conv_transpose import *  # noqa: F401,F403,E402
 from .einsum import *  # noqa: F401,F403,E402
 from .rms_norm import *  # noqa: F401,F403,E402
 _EXTRA = tuple(importlib.import_module(f"{__name__}.{theme}") for theme in (
-    "attention", "conv_transpose", "einsum", "rms_norm"))
+    "attention", "composed", "conv_transpose", "einsum", "rms_norm"))
 THEMES += _EXTRA
 __all__ += [name for module in _EXTRA for name in module.__all__]

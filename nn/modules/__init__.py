@@ -20,12 +20,14 @@ __all__ = [name for m in (module, container, linear, activation, conv, pooling, 
                           batchnorm, normalization, dropout, loss, sparse, flatten, upsampling)
            for name in m.__all__]
 
-# attention, recurrent layers, RMSNorm, transposed convolutions, Transformer layers
-from . import attention, conv_transpose, rms_norm, rnn, transformer  # noqa: E402
+# attention, recurrent layers, RMSNorm, transposed convolutions, Transformer layers, layers
+# over the composed functions (distances, unfold/fold, EmbeddingBag, RReLU, margin losses)
+from . import attention, composed, conv_transpose, rms_norm, rnn, transformer  # noqa: E402
 from .attention import *  # noqa: F401,F403,E402
+from .composed import *  # noqa: F401,F403,E402
 from .conv_transpose import *  # noqa: F401,F403,E402
 from .rms_norm import *  # noqa: F401,F403,E402
 from .rnn import *  # noqa: F401,F403,E402
 from .transformer import *  # noqa: F401,F403,E402
-__all__ += [name for m in (attention, conv_transpose, rms_norm, rnn, transformer)
+__all__ += [name for m in (attention, composed, conv_transpose, rms_norm, rnn, transformer)
             for name in m.__all__]

@@ -56,6 +56,8 @@ class MultiheadAttention(Module):
         self.bias_k = self.bias_v = None
         self.add_zero_attn = False
         self._reset_parameters()
+        if device is not None:
+            self.to(device)
 
     def _reset_parameters(self):
         """PyTorch's: xavier_uniform_ projections, zero biases (out_proj's weight stays as

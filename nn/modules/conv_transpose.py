@@ -49,6 +49,8 @@ class _ConvTransposeNd(Module):
         self.register_parameter("bias", Parameter(np.empty((out_channels,), dtype))
                                 if bias else None)
         self.reset_parameters()
+        if device is not None:
+            self.to(device)
 
     def reset_parameters(self):
         """PyTorch's: kaiming_uniform_(a=sqrt(5)) (fan_in from weight.size(1) * kernel), the

@@ -18,7 +18,7 @@ class LayerNorm(Module):
     affine weight (ones) and bias (zeros) unless turned off."""
 
     def __init__(self, normalized_shape, eps=1e-5, elementwise_affine=True, bias=True,
-                 dtype=None):
+                 device=None, dtype=None):
         super().__init__()
         if isinstance(normalized_shape, numbers.Integral):
             normalized_shape = (normalized_shape,)
@@ -30,6 +30,8 @@ class LayerNorm(Module):
                                 if elementwise_affine else None)
         self.register_parameter("bias", Parameter(np.zeros(self.normalized_shape, dtype))
                                 if elementwise_affine and bias else None)
+        if device is not None:
+            self.to(device)
 
     def reset_parameters(self):
         if self.elementwise_affine:

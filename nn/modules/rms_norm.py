@@ -25,6 +25,8 @@ class RMSNorm(Module):
         dtype = np.dtype(dtype or "float32").name
         self.register_parameter("weight", Parameter(np.ones(self.normalized_shape, dtype))
                                 if elementwise_affine else None)
+        if device is not None:
+            self.to(device)
 
     def reset_parameters(self):
         if self.weight is not None:

@@ -83,6 +83,8 @@ class RNNBase(Module):
                     setattr(self, name + suffix, Parameter(np.empty(shape, dtype)))
                     self._flat_weights_names.append(name + suffix)
         self.reset_parameters()
+        if device is not None:
+            self.to(device)
 
     def reset_parameters(self):
         stdv = 1.0 / math.sqrt(self.hidden_size) if self.hidden_size > 0 else 0
@@ -229,6 +231,8 @@ class RNNCellBase(Module):
             self.register_parameter("bias_ih", None)
             self.register_parameter("bias_hh", None)
         self.reset_parameters()
+        if device is not None:
+            self.to(device)
 
     reset_parameters = RNNBase.reset_parameters
 

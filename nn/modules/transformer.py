@@ -76,6 +76,8 @@ class TransformerEncoderLayer(Module):
         self.dropout1 = Dropout(dropout)
         self.dropout2 = Dropout(dropout)
         self.activation = _activation(activation, "TransformerEncoderLayer")
+        if device is not None:
+            self.to(device)
 
     def forward(self, src, src_mask=None, src_key_padding_mask=None, is_causal=False):
         _check_causal("TransformerEncoderLayer", is_causal, src_mask, "src_mask")
@@ -123,6 +125,8 @@ class TransformerDecoderLayer(Module):
         self.dropout2 = Dropout(dropout)
         self.dropout3 = Dropout(dropout)
         self.activation = _activation(activation, "TransformerDecoderLayer")
+        if device is not None:
+            self.to(device)
 
     def forward(self, tgt, memory, tgt_mask=None, memory_mask=None, tgt_key_padding_mask=None,
                 memory_key_padding_mask=None, tgt_is_causal=False, memory_is_causal=False):
@@ -247,6 +251,8 @@ class Transformer(Module):
         self.d_model = d_model
         self.nhead = nhead
         self.batch_first = batch_first
+        if device is not None:
+            self.to(device)
 
     def forward(self, src, tgt, src_mask=None, tgt_mask=None, memory_mask=None,
                 src_key_padding_mask=None, tgt_key_padding_mask=None,
@@ -272,4 +278,4 @@ class Transformer(Module):
         """The float causal mask (sz, sz): -inf above the diagonal, 0 on and below it."""
         from ..tensor import tensor
         mask = np.triu(np.full((sz, sz), -np.inf, np.dtype(dtype or "float32").name), 1)
-        return tensor(mask)
+        return tensor(mask, device=device)
