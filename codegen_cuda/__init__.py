@@ -13,6 +13,20 @@ def build(sch, args, target, name="default_function"):
     from schedule import lower
     from schedule.ir import PrimFunc
     func = sch if isinstance(sch, PrimFunc) else lower(sch, args, name=name, target="cuda")
+    _refuse_extern(func)
     shape_vars = _shape_vars(func)
     source, kernels, names = emit_source(func, shape_vars)
     return CudaModule(func, shape_vars, source, kernels, names, target)
+
+
+def _refuse_extern(func):
+    """Extern stages call Python functions on host memory: not inside CUDA kernels."""
+    from schedule.functor import post_order_visit
+    from te.expr import Call
+    names = []
+    post_order_visit(func.body, lambda n: names.append(n.args[0].value)
+                     if isinstance(n, Call) and n.op == "tvm_call_packed" else None)
+    if names:
+        raise CudaCodegenError(f"build {func.name}: the extern call {names[0]!r} (te.extern) "
+                               "runs on the CPU only; build this schedule with "
+                               "target='llvm'")

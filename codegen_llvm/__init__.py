@@ -44,6 +44,7 @@ def build(sch, args, target, name="default_function"):
     from schedule import lower
     from schedule.ir import PrimFunc
     func = sch if isinstance(sch, PrimFunc) else lower(sch, args, name=name)
+    _check_packed_functions(func)
     shape_vars = _shape_vars(func)
     _check_free_vars(func, shape_vars)
     options = target_options(target.mcpu, tuple(target.mattr))
@@ -55,4 +56,19 @@ def build(sch, args, target, name="default_function"):
     source = str(module)
     jit = JITModule(source, options)
     workspace = emitter.workspace_bytes if emitter.workspace is not None else None
-    return Module(func, shape_vars, jit, source, target, workspace)
+    return Module(func, shape_vars, jit, source, target, workspace, emitter.packed_sites)
+
+
+def _check_packed_functions(func):
+    """Every function that a ``te.call_packed`` names must be registered."""
+    from schedule.functor import post_order_visit
+    from te.expr import Call
+    from te.extern import get_global_func
+    names = []
+    post_order_visit(func.body, lambda n: names.append(n.args[0].value)
+                     if isinstance(n, Call) and n.op == "tvm_call_packed" else None)
+    for name in dict.fromkeys(names):
+        if get_global_func(name, allow_missing=True) is None:
+            raise CodegenError(f"build {func.name}: te.call_packed calls {name!r}, but no "
+                               f"function is registered under that name; register it with "
+                               f"@te.register_func({name!r}) before te.build")

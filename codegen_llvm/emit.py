@@ -20,7 +20,7 @@ from te.expr import (Add, Binary, Div, FloorDiv, FloorMod, IntImm, Max, Min, Mod
 from schedule.analysis import uses
 from schedule.functor import IRVisitor
 from schedule.interp import alloc_size
-from schedule.ir import (Buffer, For, ForKind, Ramp)
+from schedule.ir import (Buffer, BufferRef, For, ForKind, Ramp)
 from schedule.simplify import INF, const_bounds
 
 from .jit import has_symbol
@@ -75,6 +75,8 @@ class Emitter:
         self.workspace_top = 0      # bytes of workspace in use at this point of the emission
         self.workspace_bytes = 0    # bytes of workspace the function needs
         self.alias_scopes = {}      # Buffer -> (its scope list, the other buffers' scopes)
+        self.packed_sites = []      # per tvm_call_packed: (function name, argument kinds)
+        self.packed_cb = None       # the callback parameter, when the function has such calls
 
     # ------------------------------------------------------------------ declarations
     def _declare(self, name, ret, args):
@@ -99,6 +101,8 @@ class Emitter:
                         for b, parallel in allocations)
         if workspace:
             arg_types.append(PTR)
+        if _has_packed_calls(func.body):
+            arg_types.append(PTR)
         fn = ir.Function(self.module, ir.FunctionType(I32, arg_types), name=symbol(func.name))
         fn.attributes.add("nounwind")
         for k, b in enumerate(buffers):
@@ -112,9 +116,12 @@ class Emitter:
         self.ctx = self.top = ctx
         self._alias_scopes(func.name, buffers + [b for b, _ in allocations])
         if workspace:
-            self.workspace = fn.args[-1]
+            self.workspace = fn.args[len(buffers) + len(scalars)]
             self.workspace.name = "workspace"
             self.workspace.add_attribute("noalias")
+        if _has_packed_calls(func.body):
+            self.packed_cb = fn.args[-1]
+            self.packed_cb.name = "packed_callback"
         self.stmt(func.body)
         self.ctx.builder.ret(ir.Constant(I32, 0))
         return fn
@@ -253,6 +260,8 @@ class Emitter:
         return b.sext(v, dt) if dtypes.is_signed(src) else b.zext(v, dt)
 
     def e_Call(self, e):
+        if e.op == "tvm_call_packed":
+            return self._call_packed(e)
         if e.op == "if_then_else":
             return self._if_then_else(e)
         args = [self.expr(a) for a in e.args]
@@ -519,6 +528,49 @@ class Emitter:
             self._tag(self.b.store(self.b.extract_element(value, ir.Constant(I32, k)), addr,
                                    align=align), buf)
 
+    def _call_packed(self, e):
+        """``callback(site, values)``, values an i64 array: per buffer its data pointer and
+        shape, per scalar its value (floats as double bits). A nonzero status (the Python
+        function raised) returns from the function at once."""
+        if self.ctx is not self.top:
+            raise CodegenError(f"llvm codegen: call_packed({e.args[0].value!r}) inside a "
+                               "parallel loop is not supported")
+        b = self.b
+        kinds, values = [], []
+        for a in e.args[1:]:
+            if isinstance(a, BufferRef):
+                kinds.append(("buffer", a.buffer.dtype, len(a.buffer.shape)))
+                values.append(b.ptrtoint(self._ptr(a.buffer), I64))
+                values += [self._to_i64(self.expr(d), d.dtype) for d in a.buffer.shape]
+            elif dtypes.is_float(a.dtype):
+                kinds.append(("float", a.dtype))
+                v = self.expr(a)
+                if v.type != ir.DoubleType():
+                    v = b.fpext(v, ir.DoubleType())
+                values.append(b.bitcast(v, I64))
+            else:
+                kinds.append(("int", a.dtype))
+                values.append(self._to_i64(self.expr(a), a.dtype))
+        site = len(self.packed_sites)
+        self.packed_sites.append((e.args[0].value, tuple(kinds)))
+        arr = self.ctx.alloca_builder.alloca(ir.ArrayType(I64, max(1, len(values))),
+                                             name=f"packed_args_{site}")
+        for k, v in enumerate(values):
+            b.store(v, b.gep(arr, [ir.Constant(I32, 0), ir.Constant(I32, k)]))
+        cb_type = ir.FunctionType(I32, [I32, ir.PointerType(I64)])
+        cb = b.bitcast(self.packed_cb, ir.PointerType(cb_type))
+        status = b.call(cb, [ir.Constant(I32, site),
+                             b.gep(arr, [ir.Constant(I32, 0), ir.Constant(I32, 0)])])
+        with b.if_then(b.icmp_signed("!=", status, ir.Constant(I32, 0)), likely=False):
+            b.ret(status)
+        return status
+
+    def _to_i64(self, v, dtype):
+        if v.type.width == 64:
+            return v
+        signed = dtypes.is_signed(dtype) and not dtypes.is_bool(dtype)
+        return self.b.sext(v, I64) if signed else self.b.zext(v, I64)
+
     # ------------------------------------------------------------------ statements
     def stmt(self, s):
         getattr(self, "s_" + type(s).__name__)(s)
@@ -676,6 +728,19 @@ class Emitter:
         gomp = self._declare("GOMP_parallel", ir.VoidType(), [PTR, PTR, I32, I32])
         self.b.call(gomp, [self.b.bitcast(worker, PTR), self.b.bitcast(frame, PTR),
                            ir.Constant(I32, 0), ir.Constant(I32, 0)])
+
+
+def _has_packed_calls(body) -> bool:
+    from te.expr import Call
+    found = []
+
+    class _Find(IRVisitor):
+        def visit_Call(self, n):
+            if n.op == "tvm_call_packed":
+                found.append(n)
+            self.generic_visit(n)
+    _Find().visit(body)
+    return bool(found)
 
 
 def _is_f32_vector(t) -> bool:

@@ -6,7 +6,7 @@ import statistics
 import time
 
 from .emit import symbol
-from .runtime import Signature, fast_converter, workspace_arena
+from .runtime import PackedCallback, Signature, fast_converter, workspace_arena
 
 
 class BenchmarkResult:
@@ -28,7 +28,8 @@ class BenchmarkResult:
 class Module:
     """A compiled function: call it on arrays; inspect it with ``get_source``."""
 
-    def __init__(self, func, shape_vars, jit, source_ll, target, workspace=None):
+    def __init__(self, func, shape_vars, jit, source_ll, target, workspace=None,
+                 packed_sites=()):
         self.lowered = func
         self.entry_name = func.name
         self.name = func.name
@@ -44,12 +45,24 @@ class Module:
         self.workspace_bytes = workspace        # None: the function takes no workspace
         if workspace is not None:
             argtypes.append(ctypes.c_void_p)
+        # extern stages: the compiled code calls back into Python through this pointer
+        self._packed = PackedCallback(list(packed_sites)) if packed_sites else None
+        if self._packed is not None:
+            argtypes.append(ctypes.c_void_p)
         proto = ctypes.CFUNCTYPE(ctypes.c_int32, *argtypes)
         cfunc = proto(jit.address(symbol(func.name)))
-        if workspace is not None:
+        if workspace is not None and self._packed is not None:
+            def with_both(*cargs, _f=cfunc, _n=workspace, _cb=self._packed.address):
+                return _f(*cargs, workspace_arena(_n), _cb)
+            self._cfunc = with_both
+        elif workspace is not None:
             def with_workspace(*cargs, _f=cfunc, _n=workspace):
                 return _f(*cargs, workspace_arena(_n))
             self._cfunc = with_workspace
+        elif self._packed is not None:
+            def with_callback(*cargs, _f=cfunc, _cb=self._packed.address):
+                return _f(*cargs, _cb)
+            self._cfunc = with_callback
         else:
             self._cfunc = cfunc
         self.imported_modules = []
@@ -60,6 +73,9 @@ class Module:
             cargs, _keep = self._sig.convert(args)
         status = self._cfunc(*cargs)
         if status:
+            err = self._packed.take_error() if self._packed is not None else None
+            if err is not None:
+                raise err
             raise RuntimeError(f"{self.name} returned error status {status}")
 
     def __getitem__(self, name):

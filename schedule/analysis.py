@@ -41,6 +41,11 @@ class _Uses(IRVisitor):
         self._buf(node.buffer)
         self.generic_visit(node)
 
+    def visit_BufferRef(self, node):
+        self._buf(node.buffer)
+        for s in node.buffer.shape:
+            self.visit(s)
+
 
 def uses(node, bound=()):
     """(free variables, buffers used but not allocated) of ``node``, in first-use order."""

@@ -9,12 +9,13 @@ from __future__ import annotations
 
 from te.expr import IntImm, Reduce, Var, all_, const
 from te.functor import ExprMutator, substitute
+from te.extern import ExternBuffer, ExternOp
 from te.scan import ScanOp
 from te.tensor import COMM_REDUCE, ComputeOp, PlaceholderOp, Tensor
 
 from .functor import substitute as ir_substitute
 from .bound import _loads, loop_ranges, pass_up
-from .ir import (Allocate, Buffer, BufferLoad, BufferStore, For, ForKind, IfThenElse, LetStmt,
+from .ir import (Allocate, Buffer, BufferLoad, BufferRef, BufferStore, Evaluate, For, ForKind, IfThenElse, LetStmt,
                  PrimFunc, seq, storage_sync)
 from .simplify import can_prove, simplify
 from .stage import ScheduleError, Split
@@ -52,7 +53,7 @@ class _Builder:
             self.tensor_buf[cur] = buf
             self.tensor_buf[a] = buf
             self.params.append(buf)
-            if isinstance(cur.op, (ComputeOp, ScanOp)):
+            if isinstance(cur.op, (ComputeOp, ScanOp, ExternOp)):
                 stage = sch[cur]
                 if stage.attach_type == "inline":
                     raise ScheduleError(f"lower: {a.name} is an argument, so it must be stored; "
@@ -63,6 +64,9 @@ class _Builder:
         for stage in sch.stages:
             if isinstance(stage.op, ScanOp):
                 self._bind_scan_buffers(stage)
+            if isinstance(stage.op, ExternOp):      # written whole by the external function
+                self.full_bufs += [self.stage_buffer(stage, k)
+                                   for k in range(stage.op.num_outputs)]
         for stage in sch.stages:
             if isinstance(stage.op, PlaceholderOp):
                 for t in stage.op.outputs:
@@ -92,6 +96,8 @@ class _Builder:
     def stage_buffer(self, stage, value_index=0) -> Buffer:
         t = stage.op.output(value_index)
         buf = self.tensor_buf.get(t)
+        if buf is None and isinstance(stage.op, ExternOp):
+            buf = self.tensor_buf[t] = Buffer(t.name, tuple(t.shape), t.dtype, stage.scope)
         if buf is None:
             sb = self.bounds[stage]
             shape = tuple(sb.root[iv].extent for iv in stage.op.axis)
@@ -127,6 +133,8 @@ class _Builder:
     def stage_nest(self, stage):
         if isinstance(stage.op, ScanOp):
             return self._scan_nest(stage)
+        if isinstance(stage.op, ExternOp):
+            return self._extern_call(stage)
         op, sb = stage.op, self.bounds[stage]
         leaves = stage.leaf_iter_vars
         offsets = pass_up(stage.relations, {lv: lv.var for lv in leaves}, sb.extents)
@@ -202,6 +210,31 @@ class _Builder:
         loop = For(axis.var, const(0), self.bounds[stage].extents[axis], ForKind.SERIAL,
                    step if step is not None else seq(), "", ((SCAN_STEPS, stage.name),))
         return seq(*inits, loop)
+
+    def _extern_call(self, stage):
+        """The external function's calls, on whole buffers: Evaluate(tvm_call_packed(...))."""
+        op = stage.op
+        refs = {}
+        for ph, t in zip(op.input_placeholders, op.inputs):
+            producer = self.sch[t] if t.op in self.sch.stage_map else None
+            if producer is not None and producer.attach_type != "root" and \
+                    not isinstance(producer.op, (PlaceholderOp, ScanOp)):
+                raise ScheduleError(f"stage {t.op.name} is read by the extern stage {op.name} "
+                                    "as a whole buffer; it must be computed at the root "
+                                    f"(s[{t.op.name}].compute_root()), not attached or inlined")
+            if t not in self.tensor_buf and (producer is None or
+                                             isinstance(producer.op, PlaceholderOp)):
+                raise ScheduleError(f"lower: placeholder {t.name} is read by the extern stage "
+                                    f"{op.name} but is not in the argument list; pass it to "
+                                    "te.lower/te.build")
+            refs[ph] = BufferRef(self.buffer_of(t)[0])
+        for k, ph in enumerate(op.output_placeholders):
+            refs[ph] = BufferRef(self.stage_buffer(stage, k))
+        calls = []
+        for call in op.body:
+            args = tuple(refs[a] if isinstance(a, ExternBuffer) else a for a in call.args)
+            calls.append(Evaluate(type(call)(call.op, args, call.dtype)))
+        return seq(*calls)
 
     def _thread_reduce_leaf(self, stage):
         bound = [lv for lv in stage.leaf_iter_vars if lv.iter_type == COMM_REDUCE
@@ -373,7 +406,7 @@ class _Builder:
     # ------------------------------------------------------------------ whole function
     def build(self) -> PrimFunc:
         roots = [s for s in self.sch.stages
-                 if isinstance(s.op, (ComputeOp, ScanOp)) and s.attach_type == "root"]
+                 if isinstance(s.op, (ComputeOp, ScanOp, ExternOp)) and s.attach_type == "root"]
         for s in self.sch.stages:
             if s.attach_type == "scope" and s.attach_stage.attach_type == "inline":
                 raise ScheduleError(f"compute_at: stage {s.name} is attached to "

@@ -135,6 +135,8 @@ class _Compiler:
         return lambda env: _cast(v(env), e.dtype)
 
     def e_Call(self, e):
+        if e.op == "tvm_call_packed":
+            return self._call_packed(e)
         args = [self.expr(a) for a in e.args]
         if e.op == "if_then_else":
             c, t, f = args
@@ -228,6 +230,32 @@ class _Compiler:
             body(env)
         return run
 
+    def _call_packed(self, e):
+        from te.extern import get_global_func
+        from te.nd import NDArray, cpu
+        from .ir import BufferRef
+        name = e.args[0].value
+        fn = get_global_func(name)
+        parts = []
+        for a in e.args[1:]:
+            if isinstance(a, BufferRef):
+                parts.append((a.buffer, [self.expr(d) for d in a.buffer.shape]))
+            else:
+                parts.append((None, self.expr(a)))
+        bufs = self.buffers
+
+        def run(env):
+            vals = []
+            for buf, part in parts:
+                if buf is None:
+                    vals.append(part(env).item())
+                else:
+                    view = bufs[buf][:math.prod(int(d(env)) for d in part)]
+                    vals.append(NDArray(view.reshape([int(d(env)) for d in part]), cpu(0)))
+            call_extern(name, fn, vals)
+            return np.int32(0)
+        return run
+
     def s_Allocate(self, s):
         body, buf, bufs = self.stmt(s.body), s.buffer, self.buffers
         size = alloc_size(buf)
@@ -246,6 +274,16 @@ class _Compiler:
     def s_Evaluate(self, s):
         v = self.expr(s.value)
         return lambda env: v(env)
+
+
+def call_extern(name, fn, args):
+    """Call the registered function ``fn``; its exceptions become ExternError naming it."""
+    from te.extern import ExternError
+    try:
+        fn(*args)
+    except Exception as err:
+        raise ExternError(f"extern function {name!r} raised {type(err).__name__}: {err}") \
+            from err
 
 
 def alloc_size(buf: Buffer):

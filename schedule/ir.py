@@ -44,6 +44,14 @@ class BufferLoad(Expr):
 
 
 @NODE
+class BufferRef(Expr):
+    """A whole buffer passed to an external function (``tvm_call_packed``): its data
+    pointer, shape and dtype."""
+    buffer: Buffer
+    dtype: str = "handle"
+
+
+@NODE
 class Ramp(Expr):
     """The vector ``[base, base + stride, ..., base + (lanes - 1) * stride]``."""
     base: Expr

@@ -8,9 +8,10 @@ from __future__ import annotations
 from te import dtypes
 from te.expr import (Add, And, Call, Cast, Div, EQ, FloatImm, FloorDiv, FloorMod, GE, GT, IntImm,
                      LE, LT, Let, Max, Min, Mod, Mul, NE, Not, Or, ProducerLoad, Reduce, Select,
-                     Sub, Var)
+                     StringImm, Sub, Var)
+from te.extern import ExternBuffer
 
-from .ir import (Allocate, Broadcast, Buffer, BufferLoad, BufferStore, Evaluate, For, ForKind,
+from .ir import (Allocate, Broadcast, Buffer, BufferLoad, BufferRef, BufferStore, Evaluate, For, ForKind,
                  IfThenElse, LetStmt, PrimFunc, Ramp, SeqStmt)
 
 # operator -> (symbol, precedence); higher binds tighter
@@ -58,6 +59,10 @@ def _p(e) -> tuple[str, int]:
                 f"{expr_str(e.false_value)})", ATOM)
     if isinstance(e, Cast):
         return f"{e.dtype}({expr_str(e.value)})", ATOM
+    if isinstance(e, StringImm):
+        return repr(e.value), ATOM
+    if isinstance(e, (BufferRef, ExternBuffer)):
+        return (e.buffer if isinstance(e, BufferRef) else e).name, ATOM
     if isinstance(e, Call):
         return f"{e.op}({', '.join(expr_str(a) for a in e.args)})", ATOM
     if isinstance(e, Let):

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 
 from te import dtypes
 from te.expr import Expr, Var, as_int, convert
+from te.extern import ExternOp
 from te.scan import ScanOp
 from te.tensor import COMM_REDUCE, THREAD_INDEX, ComputeOp, IterVar, Operation, \
     Tensor
@@ -91,6 +92,11 @@ class Stage:
 
     # ------------------------------------------------------------------ checks
     def _need_compute(self, what):
+        if isinstance(self.op, ExternOp):
+            raise ScheduleError(f"{what}: stage {self.name} is an extern stage (te.extern); "
+                                "it calls an external function as a whole and has no loops "
+                                "to schedule or move; it is computed at the root (the only "
+                                "placement); schedule the stages that produce or read it")
         if isinstance(self.op, ScanOp):
             raise ScheduleError(f"{what}: stage {self.name} is a scan; it runs its steps in "
                                 "order and has no loops to schedule; schedule its init and "
@@ -313,10 +319,17 @@ class Stage:
         if self.is_output:
             raise ScheduleError(f"compute_inline on stage {self.name}: it is an output of the "
                                 "schedule; outputs must be stored, not inlined")
+        for s in self.schedule.stages:
+            if isinstance(s.op, ExternOp) and any(t.op is self.op for t in s.op.inputs):
+                raise ScheduleError(f"compute_inline on stage {self.name}: the extern stage "
+                                    f"{s.name} reads it as a whole buffer, so it must be "
+                                    "stored; compute it at the root instead")
         self.attach_type, self.attach_stage, self.attach_ivar = "inline", None, None
 
     def compute_root(self):
         """Compute this stage at the top level of the function (the default)."""
+        if isinstance(self.op, ExternOp):
+            return      # an extern stage is always computed at the root
         self._need_compute("compute_root")
         self._placed_by_scan("compute_root")
         if self.scan_role == "body":        # its root is the scan's step

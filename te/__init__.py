@@ -16,6 +16,8 @@ from .expr import (Expr, ExprOp, IntImm, FloatImm, Var, Cast, Call, Reduce, Prod
 from .tensor import (IterVar, Range, Tensor, Operation, PlaceholderOp, ComputeOp, TEError,
                      placeholder, compute, reduce_axis, thread_axis, var, size_var)
 from .scan import ScanOp, scan
+from .extern import (ExternOp, ExternBuffer, ExternError, extern, call_packed, register_func,
+                     get_global_func)
 from .reduce import comm_reducer, sum, max, min, prod, min_value, max_value, CommReducer
 from .intrin import (exp, exp2, exp10, log, log2, log10, log1p, sqrt, rsqrt, tanh, sigmoid, erf,
                      sin, cos, tan, asin, acos, atan, sinh, cosh, floor, ceil, round, trunc,

@@ -267,6 +267,13 @@ class Call(Expr):
 
 
 @NODE
+class StringImm(Expr):
+    """A string constant: the name of the function of a ``call_packed``."""
+    value: str
+    dtype: str = "handle"
+
+
+@NODE
 class Let(Expr):
     var: Var
     value: Expr

@@ -167,12 +167,14 @@ CORNERS = np.array([-6.5, -6, -4, -3, -2.5, -1, -0.5, 0, 0.5, 1, 2.9, 3, 3.5, 6,
                    "float32")
 
 
-@pytest.mark.parametrize("name,kw", FUNCTIONS + [
+# glu halves its input: it has no corners of this kind
+CORNER_CASES = [(case, i) for case, i in zip(FUNCTIONS, IDS) if case[0] != "glu"]
+
+
+@pytest.mark.parametrize("name,kw", [c for c, _ in CORNER_CASES] + [
     ("hardshrink", {}), ("softshrink", {"lambd": 1.0}), ("tanhshrink", {})],
-    ids=IDS + ["hardshrink", "softshrink-1.0", "tanhshrink"])
+    ids=[i for _, i in CORNER_CASES] + ["hardshrink", "softshrink-1.0", "tanhshrink"])
 def test_activation_gradients_at_the_corners_match_pytorch(name, kw):
-    if name == "glu":
-        pytest.skip("glu halves its input")
     x = nn.tensor(CORNERS.copy(), requires_grad=True)
     t = torch.tensor(CORNERS.copy(), requires_grad=True)
     out, want = _call(F, name, x, kw), _call(torch.nn.functional, name, t, kw)
