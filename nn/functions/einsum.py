@@ -5,13 +5,15 @@ An einsum of two operands is one batched matrix product: indices in one operand 
 not in the output) are summed first; those left are batch indices (in both and in the
 output), contracted ones (in both, not in the output) and each operand's free ones. Each
 operand is permuted and reshaped to (batch, free, contracted) / (batch, contracted, free),
-multiplied by ``bmm``, and the result reshaped and permuted to the output's order.
+multiplied by ``bmm``, and the result reshaped and permuted to the output's order. A subscript
+repeated within one operand (``"ii->i"``, ``"bii->bi"``) first takes that operand's diagonal.
 """
 from __future__ import annotations
 
 import string
 
 from . import linalg
+from .shape import diagonal
 
 __all__ = ["einsum", "baddbmm", "addbmm"]
 
@@ -40,9 +42,6 @@ def _parse(equation, operands):
             raise RuntimeError(f"einsum(): the number of subscripts in the equation ({len(s)}) "
                                f"does not match the number of dimensions ({op.ndim}) for "
                                "an operand")
-        if len(set(s)) != len(s):
-            raise NotImplementedError("einsum(): repeated subscripts in one operand (diagonals)"
-                                      " are not supported")
         subs.append(s)
     if arrow:
         out = rhs.replace("...", ell)
@@ -53,6 +52,21 @@ def _parse(equation, operands):
                 counts[c] = counts.get(c, 0) + 1
         out = ell + "".join(sorted(c for c, n in counts.items() if n == 1))
     return subs, out
+
+
+def _diagonals(x, sub, k):
+    """``x`` with each subscript repeated in ``sub`` reduced to its diagonal (one axis, last),
+    and the subscripts left."""
+    for c in dict.fromkeys(sub):
+        while sub.count(c) > 1:
+            i = sub.index(c)
+            j = sub.index(c, i + 1)
+            if x.shape[i] != x.shape[j]:
+                raise RuntimeError(f"einsum(): subscript {c} is repeated for operand {k} but "
+                                   f"the sizes don't match, {x.shape[i]} != {x.shape[j]}")
+            x = diagonal(x, 0, i, j)
+            sub = sub[:i] + sub[i + 1:j] + sub[j + 1:] + c
+    return x, sub
 
 
 def _sum_out(x, sub, keep):
@@ -75,6 +89,9 @@ def einsum(equation, *operands):
     if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
         operands = tuple(operands[0])
     subs, out = _parse(equation, operands)
+    if len(operands) in (1, 2):
+        pairs = [_diagonals(x, s, k) for k, (x, s) in enumerate(zip(operands, subs))]
+        operands, subs = tuple(x for x, _ in pairs), [s for _, s in pairs]
     if len(operands) == 1:
         x, sub = _sum_out(operands[0], subs[0], out)
         return _permute(x, sub, out)

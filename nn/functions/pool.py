@@ -18,7 +18,7 @@ from .fused import run_kernel
 
 __all__ = ["max_pool1d", "max_pool2d", "avg_pool1d", "avg_pool2d", "adaptive_avg_pool1d",
            "adaptive_avg_pool2d", "adaptive_max_pool1d", "adaptive_max_pool2d",
-           "max_unpool1d", "max_unpool2d"]
+           "max_unpool1d", "max_unpool2d", "max_pool3d", "avg_pool3d", "adaptive_avg_pool3d"]
 
 
 def _pair_kernel(declare, *arrays, schedule, **params):
@@ -331,3 +331,78 @@ def max_unpool2d(input, indices, kernel_size, stride=None, padding=0, output_siz
     gave, zeros elsewhere. The indices must come from a pooling with the same kernel_size,
     stride and padding: each output element looks only in the windows that contain it."""
     return _max_unpool(input, indices, 2, kernel_size, stride, padding, output_size)
+
+
+# ----------------------------------------------------------------------------- 3-d, composed
+# A box window over (D, H, W) is a (H, W) window followed by a D window: max, mean (count with
+# or without padding: the count is a product of per-axis counts) and adaptive means all
+# separate, and each axis's output size, padding and ceil_mode rule are its own. So the 3-d
+# pools run the 2-d pool over (N, C*D, H, W), then the 1-d pool over D of (N, C*H'*W', D).
+
+def _pool3d(input, name, over_hw, over_d):
+    if input.ndim not in (4, 5) or 0 in input.shape[input.ndim - 4:]:
+        raise RuntimeError(f"{name}: expected a non-empty 4D (unbatched) or 5D (batched) "
+                           f"input, but got input of size: {list(input.shape)}")
+    if not input.is_floating_point():
+        raise RuntimeError(f"{name}: expected a floating point input, got {input.dtype}")
+    x = input.unsqueeze(0) if input.ndim == 4 else input
+    n, c, d, h, w = x.shape
+    y = over_hw(x.reshape(n, c * d, h, w))
+    h2, w2 = y.shape[2:]
+    y = y.reshape(n, c, d, h2 * w2).transpose(2, 3).reshape(n, c * h2 * w2, d)
+    y = over_d(y)
+    y = y.reshape(n, c, h2, w2, y.shape[-1]).permute(0, 1, 4, 2, 3).contiguous()
+    return y.squeeze(0) if input.ndim == 4 else y
+
+
+def _split3(value, what, name):
+    """(value over D, value over (H, W)) of an int or a 3-tuple."""
+    values = _tuple(value, 3, what, name)
+    return values[0], values[1:]
+
+
+def max_pool3d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
+               return_indices=False):
+    """Max over (kD, kH, kW) windows of (N, C, D, H, W) or (C, D, H, W)."""
+    name = "max_pool3d"
+    if return_indices:
+        raise NotImplementedError(f"{name}: return_indices=True is not supported")
+    no_stride = stride is None or (not isinstance(stride, int) and len(stride) == 0)
+    kd, khw = _split3(kernel_size, "kernel_size", name)
+    sd, shw = _split3(kernel_size if no_stride else stride, "stride", name)
+    pd, phw = _split3(padding, "padding", name)
+    dd, dhw = _split3(dilation, "dilation", name)
+    return _pool3d(input, name,
+                   lambda t: max_pool2d(t, khw, shw, phw, dhw, ceil_mode),
+                   lambda t: max_pool1d(t, kd, sd, pd, dd, ceil_mode))
+
+
+def avg_pool3d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
+               count_include_pad=True, divisor_override=None):
+    """Mean over (kD, kH, kW) windows of (N, C, D, H, W) or (C, D, H, W)."""
+    name = "avg_pool3d"
+    if divisor_override is not None:
+        raise NotImplementedError(f"{name}: divisor_override is not supported")
+    no_stride = stride is None or (not isinstance(stride, int) and len(stride) == 0)
+    kd, khw = _split3(kernel_size, "kernel_size", name)
+    sd, shw = _split3(kernel_size if no_stride else stride, "stride", name)
+    pd, phw = _split3(padding, "padding", name)
+    return _pool3d(input, name,
+                   lambda t: avg_pool2d(t, khw, shw, phw, ceil_mode, count_include_pad),
+                   lambda t: avg_pool1d(t, kd, sd, pd, ceil_mode, count_include_pad))
+
+
+def adaptive_avg_pool3d(input, output_size):
+    """Mean over an ``output_size`` (D, H, W) grid of windows (None keeps that input size)."""
+    name = "adaptive_avg_pool3d"
+    if isinstance(output_size, (int, np.integer)) or output_size is None:
+        sizes = (output_size,) * 3
+    else:
+        sizes = tuple(output_size)
+        if len(sizes) != 3:
+            raise ValueError(f"{name}: output_size must be an int, None or 3 of them, got "
+                             f"{output_size!r}")
+    d_in = input.shape[-3] if input.ndim in (4, 5) else None
+    od = d_in if sizes[0] is None else sizes[0]
+    return _pool3d(input, name, lambda t: adaptive_avg_pool2d(t, sizes[1:]),
+                   lambda t: adaptive_avg_pool1d(t, od))

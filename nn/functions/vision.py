@@ -1,6 +1,6 @@
 """Vector normalization and image resampling with PyTorch's signatures and results:
 ``normalize``, ``cosine_similarity``, ``pixel_shuffle`` / ``pixel_unshuffle`` and
-``interpolate`` (nearest and bilinear, NCHW).
+``interpolate`` (nearest and linear / bilinear / trilinear; NCL, NCHW and NCDHW).
 
 Each is composed of differentiable operators (norms, views, ``index_select``, products), so
 its gradient is theirs; resampling computes its source rows and columns (and bilinear
@@ -91,25 +91,28 @@ def pixel_unshuffle(input, downscale_factor):
 
 # ----------------------------------------------------------------------------- interpolate
 
-MODES = ("nearest", "bilinear")
+MODES = ("nearest", "linear", "bilinear", "trilinear")
+_LINEAR = {3: "linear", 4: "bilinear", 5: "trilinear"}     # input ndim -> its linear mode
+_LAYOUT = {3: "(N, C, L)", 4: "(N, C, H, W)", 5: "(N, C, D, H, W)"}
 
 
-def _pair(name, value, what):
-    values = tuple(value) if isinstance(value, (tuple, list)) else (value, value)
-    if len(values) != 2:
-        raise ValueError(f"{name}: {what} must be a number or a pair for a 4-D input, got "
-                         f"{value!r}")
+def _tuple(name, value, what, n):
+    values = tuple(value) if isinstance(value, (tuple, list)) else (value,) * n
+    if len(values) != n:
+        raise ValueError(f"{name}: {what} must be a number or {n} numbers for a {n + 2}-D "
+                         f"input, got {value!r}")
     return values
 
 
 def _output_size(input, size, scale_factor):
-    """(output sizes, scale factors or (None, None)) from ``size`` or ``scale_factor``."""
+    """(output sizes, scale factors or Nones) from ``size`` or ``scale_factor``."""
     if (size is None) == (scale_factor is None):
         raise ValueError("interpolate: give exactly one of size and scale_factor")
+    n = input.ndim - 2
     if size is not None:
-        out = tuple(int(s) for s in _pair("interpolate", size, "size"))
-        return out, (None, None)
-    scales = tuple(float(s) for s in _pair("interpolate", scale_factor, "scale_factor"))
+        out = tuple(int(s) for s in _tuple("interpolate", size, "size", n))
+        return out, (None,) * n
+    scales = tuple(float(s) for s in _tuple("interpolate", scale_factor, "scale_factor", n))
     if any(s <= 0 for s in scales):
         raise ValueError(f"interpolate: scale_factor must be positive, got {scale_factor!r}")
     return tuple(int(math.floor(n * s)) for n, s in zip(input.shape[2:], scales)), scales
@@ -161,18 +164,25 @@ def _weights(w, dim, ndim, like):
 
 def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corners=None,
                 recompute_scale_factor=None, antialias=False):
-    """Resample the spatial axes of an NCHW ``input`` to ``size`` or by ``scale_factor``:
-    ``mode`` "nearest" (PyTorch's, not "nearest-exact") or "bilinear" (``align_corners``:
-    corner pixels' centers map onto each other)."""
+    """Resample the spatial axes of an (N, C, L), (N, C, H, W) or (N, C, D, H, W) ``input`` to
+    ``size`` or by ``scale_factor``: ``mode`` "nearest" (PyTorch's, not "nearest-exact") or
+    the linear mode of its rank, "linear" (3-D), "bilinear" (4-D), "trilinear" (5-D), one axis
+    after the other (``align_corners``: corner pixels' centers map onto each other)."""
     if not isinstance(input, Tensor):
         raise TypeError(f"interpolate(): argument 'input' must be Tensor, not "
                         f"{type(input).__name__}")
     if mode not in MODES:
         raise NotImplementedError(f"interpolate: mode {mode!r} is not supported; use one of "
                                   f"{', '.join(MODES)}")
-    if input.ndim != 4:
-        raise NotImplementedError(f"interpolate: expected a 4-D (N, C, H, W) input for mode "
-                                  f"{mode!r}, got {input.ndim}-D of shape {list(input.shape)}")
+    if input.ndim not in _LAYOUT:
+        raise NotImplementedError(
+            f"interpolate: expected a 3-D (N, C, L), 4-D (N, C, H, W) or 5-D (N, C, D, H, W) "
+            f"input, got {input.ndim}-D of shape {list(input.shape)}")
+    if mode != "nearest" and mode != _LINEAR[input.ndim]:
+        raise NotImplementedError(
+            f"interpolate: got a {input.ndim}-D {_LAYOUT[input.ndim]} input, but mode {mode!r} "
+            f"needs a {MODES.index(mode) + 2}-D input; use mode {_LINEAR[input.ndim]!r} or "
+            f"'nearest'")
     if antialias:
         raise NotImplementedError("interpolate: antialias=True is not supported")
     if mode == "nearest" and align_corners is not None:
@@ -184,16 +194,17 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
     if any(n < 1 for n in out_size):
         raise ValueError(f"interpolate: output size must be positive, got {list(out_size)}")
     if recompute_scale_factor:
-        scales = (None, None)
+        scales = (None,) * len(scales)
     x = input
+    axes = range(2, input.ndim)
     if mode == "nearest":
-        for axis, n_out, scale in zip((2, 3), out_size, scales):
+        for axis, n_out, scale in zip(axes, out_size, scales):
             x = _along(x, axis, _nearest_index(x.shape[axis], n_out, scale))
         return x
     dtype = np.dtype(str(input.dtype)).type
-    for axis, n_out, scale in zip((2, 3), out_size, scales):
+    for axis, n_out, scale in zip(axes, out_size, scales):
         low, high, w = _linear_taps(x.shape[axis], n_out, scale, bool(align_corners), dtype)
-        weight = _weights(w, axis, 4, x)
+        weight = _weights(w, axis, input.ndim, x)
         a, b = _along(x, axis, low), _along(x, axis, high)
         x = a + (b - a) * weight
     return x

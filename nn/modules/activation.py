@@ -65,11 +65,13 @@ class LeakyReLU(Module):
 class PReLU(Module):
     """x where positive, else ``weight * x``; a learned slope, one or one per channel."""
 
-    def __init__(self, num_parameters=1, init=0.25, dtype=None):
+    def __init__(self, num_parameters=1, init=0.25, device=None, dtype=None):
         super().__init__()
         self.num_parameters = num_parameters
         self.init = init
         self.weight = Parameter(full((num_parameters,), float(init), dtype=dtype or "float32"))
+        if device is not None:
+            self.to(device=device)
 
     def reset_parameters(self):
         self.weight._data[...] = self.init

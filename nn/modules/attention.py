@@ -57,7 +57,7 @@ class MultiheadAttention(Module):
         self.add_zero_attn = False
         self._reset_parameters()
         if device is not None:
-            self.to(device)
+            self.to(device=device)
 
     def _reset_parameters(self):
         """PyTorch's: xavier_uniform_ projections, zero biases (out_proj's weight stays as

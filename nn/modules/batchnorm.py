@@ -1,5 +1,5 @@
-"""BatchNorm1d and BatchNorm2d, as PyTorch's: batch statistics in training (updating the
-running ones), running statistics in eval, PyTorch's buffers, state_dict keys and repr."""
+"""BatchNorm1d/2d/3d, as PyTorch's: batch statistics in training (updating the running
+ones), running statistics in eval, PyTorch's buffers, state_dict keys and repr."""
 from __future__ import annotations
 
 import numpy as np
@@ -8,7 +8,7 @@ from .. import functional as F
 from ..tensor import Tensor, ones, zeros
 from .module import Module, Parameter
 
-__all__ = ["BatchNorm1d", "BatchNorm2d"]
+__all__ = ["BatchNorm1d", "BatchNorm2d", "BatchNorm3d"]
 
 
 class _NormBase(Module):
@@ -18,7 +18,7 @@ class _NormBase(Module):
     _version = 2
 
     def __init__(self, num_features, eps=1e-5, momentum=0.1, affine=True,
-                 track_running_stats=True, dtype=None, *, bias=True):
+                 track_running_stats=True, device=None, dtype=None, *, bias=True):
         super().__init__()
         dtype = np.dtype(dtype or "float32").name
         self.num_features = num_features
@@ -39,6 +39,8 @@ class _NormBase(Module):
             self.register_buffer("running_var", None)
             self.register_buffer("num_batches_tracked", None)
         self.reset_parameters()
+        if device is not None:
+            self.to(device=device)
 
     def reset_running_stats(self):
         if self.track_running_stats:
@@ -88,3 +90,11 @@ class BatchNorm2d(_BatchNorm):
     def _check_input_dim(self, input):
         if input.dim() != 4:
             raise ValueError(f"expected 4D input (got {input.dim()}D input)")
+
+
+class BatchNorm3d(_BatchNorm):
+    """Batch normalization of (N, C, D, H, W) inputs over C channels."""
+
+    def _check_input_dim(self, input):
+        if input.dim() != 5:
+            raise ValueError(f"expected 5D input (got {input.dim()}D input)")

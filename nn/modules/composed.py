@@ -80,7 +80,7 @@ class EmbeddingBag(Embedding):
         self.mode = mode
         self.include_last_offset = include_last_offset
         if device is not None:
-            self.to(device)
+            self.to(device=device)
 
     def forward(self, input, offsets=None, per_sample_weights=None):
         return F.embedding_bag(input, self.weight, offsets, self.max_norm, self.norm_type,

@@ -28,7 +28,8 @@ class _ConvNd(Module):
     nd = 2
 
     def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0,
-                 dilation=1, groups=1, bias=True, padding_mode="zeros", dtype=None):
+                 dilation=1, groups=1, bias=True, padding_mode="zeros", device=None,
+                 dtype=None):
         super().__init__()
         if groups <= 0:
             raise ValueError("groups must be a positive integer")
@@ -61,6 +62,8 @@ class _ConvNd(Module):
         self.register_parameter("bias", Parameter(np.empty((out_channels,), dtype=dtype))
                                 if bias else None)
         self.reset_parameters()
+        if device is not None:
+            self.to(device=device)
 
     def _pad_sizes(self):
         """The padding as ``F.pad`` takes it: last dimension first, (before, after) each."""

@@ -50,7 +50,7 @@ class _ConvTransposeNd(Module):
                                 if bias else None)
         self.reset_parameters()
         if device is not None:
-            self.to(device)
+            self.to(device=device)
 
     def reset_parameters(self):
         """PyTorch's: kaiming_uniform_(a=sqrt(5)) (fan_in from weight.size(1) * kernel), the

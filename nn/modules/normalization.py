@@ -1,4 +1,4 @@
-"""LayerNorm, GroupNorm, InstanceNorm1d/2d, as PyTorch's (parameters, defaults, reprs)."""
+"""LayerNorm, GroupNorm, InstanceNorm1d/2d/3d, as PyTorch's (parameters, defaults, reprs)."""
 from __future__ import annotations
 
 import numbers
@@ -10,7 +10,7 @@ from .. import functional as F
 from .batchnorm import _NormBase
 from .module import Module, Parameter
 
-__all__ = ["LayerNorm", "GroupNorm", "InstanceNorm1d", "InstanceNorm2d"]
+__all__ = ["LayerNorm", "GroupNorm", "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d"]
 
 
 class LayerNorm(Module):
@@ -31,7 +31,7 @@ class LayerNorm(Module):
         self.register_parameter("bias", Parameter(np.zeros(self.normalized_shape, dtype))
                                 if elementwise_affine and bias else None)
         if device is not None:
-            self.to(device)
+            self.to(device=device)
 
     def reset_parameters(self):
         if self.elementwise_affine:
@@ -50,8 +50,8 @@ class LayerNorm(Module):
 class GroupNorm(Module):
     """Normalization over groups of channels, with a per-channel affine weight and bias."""
 
-    def __init__(self, num_groups, num_channels, eps=1e-5, affine=True, dtype=None, *,
-                 bias=True):
+    def __init__(self, num_groups, num_channels, eps=1e-5, affine=True, device=None,
+                 dtype=None, *, bias=True):
         super().__init__()
         if num_channels % num_groups != 0:
             raise ValueError(f"num_channels ({num_channels}) must be divisible by num_groups "
@@ -65,6 +65,8 @@ class GroupNorm(Module):
                                 if affine else None)
         self.register_parameter("bias", Parameter(np.zeros((num_channels,), dtype))
                                 if affine and bias else None)
+        if device is not None:
+            self.to(device=device)
 
     def forward(self, input):
         return F.group_norm(input, self.num_groups, self.weight, self.bias, self.eps)
@@ -76,9 +78,9 @@ class GroupNorm(Module):
 
 class _InstanceNorm(_NormBase):
     def __init__(self, num_features, eps=1e-5, momentum=0.1, affine=False,
-                 track_running_stats=False, dtype=None, *, bias=True):
-        super().__init__(num_features, eps, momentum, affine, track_running_stats, dtype,
-                         bias=bias)
+                 track_running_stats=False, device=None, dtype=None, *, bias=True):
+        super().__init__(num_features, eps, momentum, affine, track_running_stats, device,
+                         dtype, bias=bias)
 
     def forward(self, input):
         self._check_input_dim(input)
@@ -121,3 +123,14 @@ class InstanceNorm2d(_InstanceNorm):
     def _check_input_dim(self, input):
         if input.dim() not in (3, 4):
             raise ValueError(f"expected 3D or 4D input (got {input.dim()}D input)")
+
+
+class InstanceNorm3d(_InstanceNorm):
+    """Instance normalization of (N, C, D, H, W) or unbatched (C, D, H, W) inputs."""
+
+    def _get_no_batch_dim(self):
+        return 4
+
+    def _check_input_dim(self, input):
+        if input.dim() not in (4, 5):
+            raise ValueError(f"expected 4D or 5D input (got {input.dim()}D input)")

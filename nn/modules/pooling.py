@@ -1,5 +1,6 @@
 """Pooling layers, as torch.nn has them: max, average, adaptive and max-unpooling in 1-d and
-2-d, with PyTorch's arguments and repr (``nn.functional`` does the work)."""
+2-d, max, average and adaptive average in 3-d, with PyTorch's arguments and repr
+(``nn.functional`` does the work)."""
 from __future__ import annotations
 
 from ..functions import pool as F
@@ -7,7 +8,7 @@ from .module import Module
 
 __all__ = ["MaxPool1d", "MaxPool2d", "AvgPool1d", "AvgPool2d", "AdaptiveAvgPool1d",
            "AdaptiveAvgPool2d", "AdaptiveMaxPool1d", "AdaptiveMaxPool2d", "MaxUnpool1d",
-           "MaxUnpool2d"]
+           "MaxUnpool2d", "MaxPool3d", "AvgPool3d", "AdaptiveAvgPool3d"]
 
 
 def _single(v):
@@ -158,3 +159,26 @@ class MaxUnpool2d(MaxUnpool1d):
     def forward(self, input, indices, output_size=None):
         return F.max_unpool2d(input, indices, self.kernel_size, self.stride, self.padding,
                               output_size)
+
+
+class MaxPool3d(_MaxPoolNd):
+    """Max over windows of (N, C, D, H, W) (a 2-d pool then a 1-d one; no return_indices)."""
+
+    def forward(self, input):
+        return F.max_pool3d(input, self.kernel_size, self.stride, self.padding, self.dilation,
+                            ceil_mode=self.ceil_mode, return_indices=self.return_indices)
+
+
+class AvgPool3d(AvgPool2d):
+    """Mean over windows of (N, C, D, H, W) (a 2-d pool then a 1-d one)."""
+
+    def forward(self, input):
+        return F.avg_pool3d(input, self.kernel_size, self.stride, self.padding, self.ceil_mode,
+                            self.count_include_pad, self.divisor_override)
+
+
+class AdaptiveAvgPool3d(_AdaptivePool):
+    """Mean over an ``output_size`` (D, H, W) grid of windows (None keeps that input size)."""
+
+    def forward(self, input):
+        return F.adaptive_avg_pool3d(input, self.output_size)

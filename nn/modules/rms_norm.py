@@ -26,7 +26,7 @@ class RMSNorm(Module):
         self.register_parameter("weight", Parameter(np.ones(self.normalized_shape, dtype))
                                 if elementwise_affine else None)
         if device is not None:
-            self.to(device)
+            self.to(device=device)
 
     def reset_parameters(self):
         if self.weight is not None:

@@ -84,7 +84,7 @@ class RNNBase(Module):
                     self._flat_weights_names.append(name + suffix)
         self.reset_parameters()
         if device is not None:
-            self.to(device)
+            self.to(device=device)
 
     def reset_parameters(self):
         stdv = 1.0 / math.sqrt(self.hidden_size) if self.hidden_size > 0 else 0
@@ -232,7 +232,7 @@ class RNNCellBase(Module):
             self.register_parameter("bias_hh", None)
         self.reset_parameters()
         if device is not None:
-            self.to(device)
+            self.to(device=device)
 
     reset_parameters = RNNBase.reset_parameters
 

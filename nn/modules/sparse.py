@@ -16,7 +16,7 @@ class Embedding(Module):
 
     def __init__(self, num_embeddings, embedding_dim, padding_idx=None, max_norm=None,
                  norm_type=2.0, scale_grad_by_freq=False, sparse=False, _weight=None,
-                 _freeze=False, dtype=None):
+                 _freeze=False, device=None, dtype=None):
         super().__init__()
         self.num_embeddings = num_embeddings
         self.embedding_dim = embedding_dim
@@ -42,6 +42,8 @@ class Embedding(Module):
                 raise AssertionError("Shape of weight does not match num_embeddings and "
                                      "embedding_dim")
             self.weight = Parameter(_weight, requires_grad=not _freeze)
+        if device is not None:
+            self.to(device=device)
 
     def reset_parameters(self):
         """N(0, 1) from nn's generator; the padding row zero."""

@@ -77,7 +77,7 @@ class TransformerEncoderLayer(Module):
         self.dropout2 = Dropout(dropout)
         self.activation = _activation(activation, "TransformerEncoderLayer")
         if device is not None:
-            self.to(device)
+            self.to(device=device)
 
     def forward(self, src, src_mask=None, src_key_padding_mask=None, is_causal=False):
         _check_causal("TransformerEncoderLayer", is_causal, src_mask, "src_mask")
@@ -126,7 +126,7 @@ class TransformerDecoderLayer(Module):
         self.dropout3 = Dropout(dropout)
         self.activation = _activation(activation, "TransformerDecoderLayer")
         if device is not None:
-            self.to(device)
+            self.to(device=device)
 
     def forward(self, tgt, memory, tgt_mask=None, memory_mask=None, tgt_key_padding_mask=None,
                 memory_key_padding_mask=None, tgt_is_causal=False, memory_is_causal=False):
@@ -252,7 +252,7 @@ class Transformer(Module):
         self.nhead = nhead
         self.batch_first = batch_first
         if device is not None:
-            self.to(device)
+            self.to(device=device)
 
     def forward(self, src, tgt, src_mask=None, tgt_mask=None, memory_mask=None,
                 src_key_padding_mask=None, tgt_key_padding_mask=None,

@@ -39,7 +39,7 @@ class PixelUnshuffle(Module):
 
 class Upsample(Module):
     """``interpolate`` as a layer: to ``size`` or by ``scale_factor``, "nearest" or
-    "bilinear"."""
+    "linear" / "bilinear" / "trilinear" (3-D / 4-D / 5-D inputs)."""
 
     def __init__(self, size=None, scale_factor=None, mode="nearest", align_corners=None,
                  recompute_scale_factor=None):

@@ -228,5 +228,5 @@ def test_interpolate_errors():
         F.interpolate(x, scale_factor=2, align_corners=True)
     with pytest.raises(NotImplementedError, match="mode 'bicubic' is not supported"):
         F.interpolate(x, scale_factor=2, mode="bicubic")
-    with pytest.raises(NotImplementedError, match="expected a 4-D"):
-        F.interpolate(nn.zeros(1, 1, 2), scale_factor=2)
+    with pytest.raises(NotImplementedError, match="expected a 3-D .* or 5-D"):
+        F.interpolate(nn.zeros(1, 2), scale_factor=2)      # 3-D and 5-D inputs are resampled
