@@ -21,12 +21,10 @@ def build(sch, args, target, name="default_function"):
 
 def _refuse_extern(func):
     """Extern stages call Python functions on host memory: not inside CUDA kernels."""
-    from schedule.functor import post_order_visit
-    from te.expr import Call
-    names = []
-    post_order_visit(func.body, lambda n: names.append(n.args[0].value)
-                     if isinstance(n, Call) and n.op == "tvm_call_packed" else None)
-    if names:
-        raise CudaCodegenError(f"build {func.name}: the extern call {names[0]!r} (te.extern) "
+    from schedule.analysis import packed_calls
+    calls = packed_calls(func.body)
+    if calls:
+        raise CudaCodegenError(f"build {func.name}: the extern call {calls[0].args[0].value!r} "
+                               "(te.extern) "
                                "runs on the CPU only; build this schedule with "
                                "target='llvm'")

@@ -303,7 +303,7 @@ class CudaEmitter:
         getattr(self, "s_" + type(s).__name__)(s, indent)
 
     def s_SeqStmt(self, s, indent):
-        self.run(_flatten(s), indent)
+        self.run(list(s.seq), indent)
 
     def s_Evaluate(self, s, indent):
         v = s.value
@@ -605,14 +605,6 @@ def _shareable(e):
             pure[0] = False
     post_order_visit(e, visit)
     return pure[0]
-
-
-def _flatten(s):
-    """The statements of nested sequences, in order."""
-    out = []
-    for x in s.seq:
-        out.extend(_flatten(x) if isinstance(x, SeqStmt) else [x])
-    return out
 
 
 def _truncdiv(a, b):

@@ -61,13 +61,9 @@ def build(sch, args, target, name="default_function"):
 
 def _check_packed_functions(func):
     """Every function that a ``te.call_packed`` names must be registered."""
-    from schedule.functor import post_order_visit
-    from te.expr import Call
+    from schedule.analysis import packed_calls
     from te.extern import get_global_func
-    names = []
-    post_order_visit(func.body, lambda n: names.append(n.args[0].value)
-                     if isinstance(n, Call) and n.op == "tvm_call_packed" else None)
-    for name in dict.fromkeys(names):
+    for name in dict.fromkeys(c.args[0].value for c in packed_calls(func.body)):
         if get_global_func(name, allow_missing=True) is None:
             raise CodegenError(f"build {func.name}: te.call_packed calls {name!r}, but no "
                                f"function is registered under that name; register it with "

@@ -17,7 +17,7 @@ from llvmlite import ir
 from te import dtypes
 from te.expr import (Add, Binary, Div, FloorDiv, FloorMod, IntImm, Max, Min, Mod, Mul, Sub,
                      Var)
-from schedule.analysis import uses
+from schedule.analysis import packed_calls, stored_buffers, uses
 from schedule.functor import IRVisitor
 from schedule.interp import alloc_size
 from schedule.ir import (Buffer, BufferRef, For, ForKind, Ramp)
@@ -101,7 +101,7 @@ class Emitter:
                         for b, parallel in allocations)
         if workspace:
             arg_types.append(PTR)
-        if _has_packed_calls(func.body):
+        if packed_calls(func.body):
             arg_types.append(PTR)
         fn = ir.Function(self.module, ir.FunctionType(I32, arg_types), name=symbol(func.name))
         fn.attributes.add("nounwind")
@@ -119,7 +119,7 @@ class Emitter:
             self.workspace = fn.args[len(buffers) + len(scalars)]
             self.workspace.name = "workspace"
             self.workspace.add_attribute("noalias")
-        if _has_packed_calls(func.body):
+        if packed_calls(func.body):
             self.packed_cb = fn.args[-1]
             self.packed_cb.name = "packed_callback"
         self.stmt(func.body)
@@ -651,7 +651,7 @@ class Emitter:
         is written (a third of the traffic of ``c = a + b``)."""
         b = self.b
         aligned = ir.Constant(ir.IntType(1), 1)
-        for buf in _stored_buffers(s):
+        for buf in stored_buffers(s):
             addr = b.ptrtoint(self._ptr(buf), I64)
             low = b.and_(addr, ir.Constant(I64, STREAM_ALIGN - 1))
             aligned = b.and_(aligned, b.icmp_unsigned("==", low, ir.Constant(I64, 0)))
@@ -730,34 +730,9 @@ class Emitter:
                            ir.Constant(I32, 0), ir.Constant(I32, 0)])
 
 
-def _has_packed_calls(body) -> bool:
-    from te.expr import Call
-    found = []
-
-    class _Find(IRVisitor):
-        def visit_Call(self, n):
-            if n.op == "tvm_call_packed":
-                found.append(n)
-            self.generic_visit(n)
-    _Find().visit(body)
-    return bool(found)
-
-
 def _is_f32_vector(t) -> bool:
     return isinstance(t, ir.VectorType) and isinstance(t.element, ir.FloatType) and \
         t.count >= 4
-
-
-def _stored_buffers(node) -> list:
-    """The buffers that ``node`` stores to, in order of first store."""
-    found = {}
-
-    class _Stores(IRVisitor):
-        def visit_BufferStore(self, n):
-            found.setdefault(n.buffer, None)
-            self.generic_visit(n)
-    _Stores().visit(node)
-    return list(found)
 
 
 def _divisible(e, n) -> bool:

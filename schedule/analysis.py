@@ -80,6 +80,19 @@ def stored_buffers(node) -> list:
     return list(found)
 
 
+def packed_calls(node) -> list:
+    """The ``tvm_call_packed`` calls of ``node`` (extern stages), in order."""
+    found = []
+
+    class _V(IRVisitor):
+        def visit_Call(self, n):
+            if n.op == "tvm_call_packed":
+                found.append(n)
+            self.generic_visit(n)
+    _V().visit(node)
+    return found
+
+
 def stores_to(node, buffers) -> bool:
     """Whether ``node`` writes any of ``buffers``."""
     return _touches(node, buffers, "visit_BufferStore")

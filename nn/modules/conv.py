@@ -95,19 +95,25 @@ class _ConvNd(Module):
         return conv(input, weight, bias, self.stride, self.padding, self.dilation, self.groups)
 
     def extra_repr(self):
-        s = (f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, "
-             f"stride={self.stride}")
-        if self.padding != (0,) * self.nd:
-            s += f", padding={self.padding}"
-        if self.dilation != (1,) * self.nd:
-            s += f", dilation={self.dilation}"
-        if self.groups != 1:
-            s += f", groups={self.groups}"
-        if self.bias is None:
-            s += ", bias=False"
-        if self.padding_mode != "zeros":
-            s += f", padding_mode={self.padding_mode}"
-        return s
+        return conv_extra_repr(self)
+
+
+def conv_extra_repr(m):
+    """PyTorch's repr arguments of a (transposed) convolution: the non-default ones."""
+    s = f"{m.in_channels}, {m.out_channels}, kernel_size={m.kernel_size}, stride={m.stride}"
+    if m.padding != (0,) * m.nd:
+        s += f", padding={m.padding}"
+    if m.dilation != (1,) * m.nd:
+        s += f", dilation={m.dilation}"
+    if getattr(m, "output_padding", (0,) * m.nd) != (0,) * m.nd:
+        s += f", output_padding={m.output_padding}"
+    if m.groups != 1:
+        s += f", groups={m.groups}"
+    if m.bias is None:
+        s += ", bias=False"
+    if getattr(m, "padding_mode", "zeros") != "zeros":
+        s += f", padding_mode={m.padding_mode}"
+    return s
 
 
 class Conv1d(_ConvNd):

@@ -9,6 +9,7 @@ import numpy as np
 
 from .. import functional as F
 from .. import init
+from .conv import conv_extra_repr
 from .module import Module, Parameter
 
 __all__ = ["ConvTranspose1d", "ConvTranspose2d"]
@@ -80,19 +81,7 @@ class _ConvTransposeNd(Module):
         return tuple(pads)
 
     def extra_repr(self):
-        s = (f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, "
-             f"stride={self.stride}")
-        if self.padding != (0,) * self.nd:
-            s += f", padding={self.padding}"
-        if self.dilation != (1,) * self.nd:
-            s += f", dilation={self.dilation}"
-        if self.output_padding != (0,) * self.nd:
-            s += f", output_padding={self.output_padding}"
-        if self.groups != 1:
-            s += f", groups={self.groups}"
-        if self.bias is None:
-            s += ", bias=False"
-        return s
+        return conv_extra_repr(self)
 
 
 class ConvTranspose2d(_ConvTransposeNd):

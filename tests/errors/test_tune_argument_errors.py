@@ -40,8 +40,10 @@ def test_measure_option_refuses_bad_values(kwargs, error, message):
 
 def test_measure_option_accepts_the_edges():
     with concurrent.futures.ThreadPoolExecutor(1) as pool:
-        tune.MeasureOption(timeout=0.5, number=1, repeat=1, min_repeat_ms=0, n_parallel=1,
-                           executor=pool, rtol=0, atol=0, seed=None)
+        opt = tune.MeasureOption(timeout=0.5, number=1, repeat=1, min_repeat_ms=0,
+                                 n_parallel=1, executor=pool, rtol=0, atol=0, seed=None)
+    assert (opt.timeout, opt.number, opt.repeat, opt.min_repeat_ms, opt.n_parallel,
+            opt.executor, opt.rtol, opt.atol, opt.seed) == (0.5, 1, 1, 0, 1, pool, 0, 0, None)
 
 
 @pytest.mark.parametrize("target,message", [
