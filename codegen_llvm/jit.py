@@ -11,6 +11,9 @@ from __future__ import annotations
 
 import ctypes.util
 import functools
+import os
+import sys
+import tempfile
 from typing import NamedTuple
 
 import llvmlite.binding as llvm
@@ -74,7 +77,35 @@ def target_options(mcpu=None, mattr=()) -> TargetOptions:
         features = ""
     else:
         features = llvm.get_host_cpu_features().flatten()
-    return TargetOptions(llvm.get_default_triple(), cpu, features)
+    options = TargetOptions(llvm.get_default_triple(), cpu, features)
+    if mcpu or mattr:
+        _check_known(options)
+    return options
+
+
+@functools.lru_cache(maxsize=None)
+def _check_known(options: TargetOptions):
+    """Refuse a CPU or feature name that LLVM does not know: it only warns on stderr and may
+    abort the process later, in code generation."""
+    with tempfile.TemporaryFile() as log:
+        sys.stderr.flush()
+        saved = os.dup(2)
+        os.dup2(log.fileno(), 2)
+        try:
+            target_machine(options)
+        finally:
+            os.dup2(saved, 2)
+            os.close(saved)
+        log.seek(0)
+        warnings = log.read().decode(errors="replace")
+    for line in warnings.splitlines():
+        if "not a recognized processor" in line:
+            raise ValueError(f"target -mcpu={options.cpu}: LLVM does not know this CPU; use a "
+                             "name such as native, skylake-avx512, znver3 or cortex-a72")
+        if "not a recognized feature" in line:
+            name = line.split("'")[1] if "'" in line else line
+            raise ValueError(f"target -mattr: LLVM does not know the feature {name}; use "
+                             "names such as +avx2,+fma,+avx512f")
 
 
 def target_machine(options: TargetOptions):

@@ -85,7 +85,7 @@ def _describe(shape):
 def as_array_view(arg, name):
     """(data pointer, shape, dtype name, C-contiguous, writeable) of an array-like argument."""
     if isinstance(arg, np.ndarray):
-        return (arg.__array_interface__["data"][0], arg.shape, arg.dtype.name,
+        return (arg.__array_interface__["data"][0], arg.shape, dtype_label(arg.dtype),
                 arg.flags.c_contiguous, arg.flags.writeable, arg)
     iface = getattr(arg, "__array_interface__", None)
     if iface is not None:
@@ -94,7 +94,7 @@ def as_array_view(arg, name):
         shape = tuple(iface["shape"])
         strides = iface.get("strides")
         contiguous = strides is None or tuple(strides) == _c_strides(shape, dtype.itemsize)
-        return ptr, shape, dtype.name, contiguous, not readonly, arg
+        return ptr, shape, dtype_label(dtype), contiguous, not readonly, arg
     if hasattr(arg, "__dlpack__"):
         try:
             arr = np.from_dlpack(arg)
@@ -105,6 +105,35 @@ def as_array_view(arg, name):
     raise ArgumentError(f"argument {name} must be an array (numpy array, te.nd.NDArray, or an "
                         "object with __array_interface__ or DLPack), got "
                         f"{type(arg).__name__}")
+
+
+def dtype_label(dtype) -> str:
+    """The dtype's name, with its byte order when that is not the machine's (kernels read
+    native byte order only: a big-endian float32 is not 'float32' to them)."""
+    if dtype.isnative:
+        return dtype.name
+    return f"{dtype.name} in {'big' if dtype.byteorder == '>' else 'little'}-endian byte order"
+
+
+def _scalar(spec, value):
+    """A scalar argument checked against its parameter's dtype: a number, an integer for an
+    integer parameter, within its range."""
+    kind = np.dtype(spec.dtype).kind
+    if isinstance(value, (bool, np.bool_)) and kind != "b":
+        value = int(value)
+    if not isinstance(value, (int, float, np.number)) or isinstance(value, complex):
+        raise ArgumentError(f"argument {spec.name} is a scalar of dtype {spec.dtype}, got "
+                            f"{type(value).__name__}")
+    if kind in "iu":
+        if not isinstance(value, (int, np.integer)):
+            raise ArgumentError(f"argument {spec.name} is a scalar of dtype {spec.dtype}, got "
+                                f"{type(value).__name__} {value}; pass an int")
+        info = np.iinfo(spec.dtype)
+        if not info.min <= value <= info.max:
+            raise ArgumentError(f"argument {spec.name} = {value} does not fit its dtype "
+                                f"{spec.dtype} [{info.min}, {info.max}]")
+        return int(value)
+    return value
 
 
 def _c_strides(shape, itemsize):
@@ -156,15 +185,17 @@ class Signature:
         ptrs, scalars, keep, outs, ins = [], [], [], [], []
         for spec, a in zip(self.specs, args):
             if isinstance(spec, Var):
-                if not isinstance(a, (int, float, np.number)):
-                    raise ArgumentError(f"argument {spec.name} is a scalar of dtype "
-                                        f"{spec.dtype}, got {type(a).__name__}")
+                a = _scalar(spec, a)
+                if spec in env and env[spec] != a:
+                    raise ArgumentError(f"argument {spec.name} = {a}, but the shapes of the "
+                                        f"arrays before it give {spec.name} = {env[spec]}; "
+                                        f"pass {env[spec]}")
                 env[spec] = a
                 scalars.append(a)
                 continue
             if type(a) is np.ndarray and self.view is as_array_view:
                 if a.dtype != spec.np_dtype:
-                    self._bad_dtype(spec, a.dtype.name)
+                    self._bad_dtype(spec, dtype_label(a.dtype))
                 shape = a.shape
                 flags = a.flags
                 contiguous, writeable = flags.c_contiguous, flags.writeable
@@ -187,9 +218,9 @@ class Signature:
             else:
                 ins.append((ptr, shape, spec))
             ptrs.append(ptr)
-        for ptr, shape, spec in outs:                 # [ptr, end) byte ranges must not overlap
+        for k, (ptr, shape, spec) in enumerate(outs):   # [ptr, end) ranges must not overlap
             end = ptr + math.prod(shape) * spec.np_dtype.itemsize
-            for iptr, ishape, ispec in ins:
+            for iptr, ishape, ispec in ins + outs[:k]:
                 if ptr < iptr + math.prod(ishape) * ispec.np_dtype.itemsize and iptr < end:
                     raise ArgumentError(f"argument {spec.name} (an output) overlaps the memory "
                                         f"of {ispec.name}; pass a separate output array")
@@ -284,8 +315,8 @@ def fast_converter(sig: Signature):
         lines.append(f"    e{k} = p{k} + {a}.nbytes")
     outs = [k for k, s in enumerate(sig.specs) if s.is_out]
     ins = [k for k, s in enumerate(sig.specs) if not s.is_out]
-    for o in outs:
-        for i in ins:
+    for n, o in enumerate(outs):
+        for i in ins + outs[:n]:
             lines.append(f"    if p{o} < e{i} and p{i} < e{o}:")
             lines.append("        return None")
     if any(v not in bound for v in sig.shape_vars):

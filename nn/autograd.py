@@ -302,10 +302,12 @@ def _mark_views(outputs, args):
         if isinstance(out, Tensor) and out._view_of is not None:      # a GPU view
             parent = out._view_of[0]
             out._base = parent._base if parent._base is not None else parent
+            out._base_epoch = out._base._epoch
         elif isinstance(out, Tensor) and getattr(out._data, "base", None) is not None:
             for a in args:
                 if isinstance(a, Tensor) and np.may_share_memory(out._data, a._data):
                     out._base = a._base if a._base is not None else a
+                    out._base_epoch = out._base._epoch
                     break
 
 
@@ -328,6 +330,7 @@ def _forward_on_host(cls, ctx, args):
                     offset = (o._data.__array_interface__["data"][0]
                               - h._data.__array_interface__["data"][0])
                     m._view_of = (a, offset, o._data.strides)
+                    _tensor.register_gpu_view(m)
                     break
     return moved if isinstance(result, tuple) else moved[0]
 

@@ -37,6 +37,8 @@ class Tensor:
     # on the GPU a view is a copy; this is (the tensor it views, byte offset, byte strides)
     # in a C-contiguous host copy of that tensor, so that writes to the view reach it
     _view_of = None
+    _epoch = 0          # how many in-place writes inside the graph gave this tensor a new node
+    _base_epoch = 0     # for a view: the epoch of its base when the view took its history
 
     def __init__(self, data: np.ndarray, requires_grad=False):
         self._data = data
@@ -192,7 +194,33 @@ class Tensor:
     # --------------------------------------------------------------- autograd
 
     @property
+    def grad_fn(self):
+        """The node that made this tensor (None for a leaf)."""
+        base = self._base
+        if base is not None and self._base_epoch != base._epoch:
+            self._follow_base()
+        return self._grad_fn
+
+    @grad_fn.setter
+    def grad_fn(self, node):
+        self._grad_fn = node
+
+    def _follow_base(self):
+        """This view's base was written in place inside the graph since the view took its
+        history: the view reads the new values, so its gradient now flows through the base's
+        new node (PyTorch regenerates a view's grad_fn the same way)."""
+        base = self._base
+        self._base_epoch = base._epoch
+        if base.requires_grad:
+            with autograd.enable_grad():
+                view = _take(base, _view_positions(self, base))
+            self._set_history(view.grad_fn, view._output_nr)
+
+    @property
     def requires_grad(self) -> bool:
+        base = self._base
+        if base is not None and self._base_epoch != base._epoch:
+            self._follow_base()
         return self._requires_grad
 
     @requires_grad.setter
@@ -308,6 +336,22 @@ class Tensor:
         _counter(self._data)[0] += 1
         if self._view_of is not None:
             self._write_through()
+        if id(self._data) in _gpu_views:
+            _refresh_gpu_views(self._data)
+
+    def _keep_gpu_storage(self, view_of):
+        """Before this GPU tensor takes the layout of ``view_of`` (a GPU view of itself, made
+        by an in-place reshape such as ``t_()``): its old storage lives on as a hidden tensor
+        that this one, and the views made of it before, write through into and read from."""
+        storage = Tensor(self._data)
+        storage._view_of = self._view_of
+        if storage._view_of is not None:
+            register_gpu_view(storage)
+        for ref in list(_gpu_views.get(id(self._data), {}).values()):
+            view = ref()
+            if view is not None and view._view_of[0] is self:
+                view._view_of = (storage,) + view._view_of[1:]
+        return (storage,) + view_of[1:]
 
     def _write_through(self):
         parent, offset, strides = self._view_of
@@ -456,7 +500,12 @@ class Tensor:
 
     def _reshape_(self, out) -> Tensor:
         """This tensor made ``out`` (a view of it): its storage view and history."""
-        self._data, self._view_of = out._data, out._view_of
+        view_of = out._view_of
+        if view_of is not None and view_of[0] is self:
+            view_of = self._keep_gpu_storage(view_of)
+        self._data, self._view_of = out._data, view_of
+        if view_of is not None:
+            register_gpu_view(self)
         if out.grad_fn is not None:
             self._set_history(out.grad_fn, out._output_nr)
         return self
@@ -735,6 +784,40 @@ def _counter(array) -> list:
         entry = _versions[key] = [0]
         weakref.finalize(array, _versions.pop, key, None)
     return entry
+
+
+_gpu_views = {}         # id of a GPU array -> {id(view): weakref to a GPU view made of it}
+
+
+def register_gpu_view(view):
+    """Remember ``view`` (a copy, see ``Tensor._view_of``) with the GPU storage it was taken
+    from, so that in-place writes into that storage update its values too."""
+    storage = view._view_of[0]._data
+    views = _gpu_views.get(id(storage))
+    if views is None:
+        views = _gpu_views[id(storage)] = {}
+        weakref.finalize(storage, _gpu_views.pop, id(storage), None)
+    key = id(view)
+    views[key] = weakref.ref(view, lambda _, views=views, key=key: views.pop(key, None))
+
+
+def _refresh_gpu_views(storage):
+    """Copy the new values of the GPU array ``storage`` into the views made of it (and into
+    theirs): a GPU view is a copy, which must read as a view after a write into its base."""
+    host = None
+    for ref in list(_gpu_views.get(id(storage), {}).values()):
+        view = ref()
+        if view is None or view._view_of[0]._data is not storage:
+            continue                # dead, or it has taken other storage since (_reshape_)
+        if host is None:
+            host = np.ascontiguousarray(devices.host(storage))
+        _, offset, strides = view._view_of
+        window = np.ndarray(view.shape, view._data.dtype, buffer=host, offset=offset,
+                            strides=strides)
+        view._data.copy_to_device(np.ascontiguousarray(window))
+        _counter(view._data)[0] += 1
+        if id(view._data) in _gpu_views:
+            _refresh_gpu_views(view._data)
 
 
 def _dim(dim, ndim):
@@ -1109,3 +1192,4 @@ def repeat_interleave(input, repeats=None, dim=None, *, output_size=None) -> Ten
 
 from . import functions as F  # noqa: E402  (the operators build on Tensor)
 from .functions.index import rebase_inplace as _rebase_inplace  # noqa: E402
+from .functions.index import _view_positions, take_positions as _take  # noqa: E402

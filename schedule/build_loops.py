@@ -8,7 +8,7 @@ are emitted, with their allocation, inside the consumer's attach loop.
 from __future__ import annotations
 
 from te.expr import IntImm, Reduce, Var, all_, const
-from te.functor import ExprMutator, substitute
+from te.functor import ExprMutator, free_vars, substitute
 from te.extern import ExternBuffer, ExternOp
 from te.scan import ScanOp
 from te.tensor import COMM_REDUCE, ComputeOp, PlaceholderOp, Tensor
@@ -42,7 +42,14 @@ class _Builder:
         self.ranges = loop_ranges(bounds)
         self.tensor_buf = {}       # Tensor -> Buffer
         self.params, self.outputs = [], []
+        seen = set()
         for a in args:
+            key = id(a) if isinstance(a, Var) else (id(getattr(a, "op", a)),
+                                                    getattr(a, "value_index", 0))
+            if key in seen:
+                raise ScheduleError(f"lower: {getattr(a, 'name', a)} appears twice in the "
+                                    "arguments; pass each tensor and var once")
+            seen.add(key)
             if isinstance(a, Var):
                 self.params.append(a)
                 continue
@@ -59,7 +66,13 @@ class _Builder:
                     raise ScheduleError(f"lower: {a.name} is an argument, so it must be stored; "
                                         "it is inlined (remove compute_inline or drop it from "
                                         "the arguments)")
+                if stage.scope != "global":
+                    raise ScheduleError(f"lower: {a.name} is an argument, so it lives in global "
+                                        f"memory, but set_scope gave it scope {stage.scope!r}; "
+                                        "remove set_scope (cache_write(..., scope) stages an "
+                                        "output through a faster memory)")
                 self.outputs.append(buf)
+        self._check_outputs_passed(args)
         self.full_bufs = list(self.outputs)    # stored at their full shape
         for stage in sch.stages:
             if isinstance(stage.op, ScanOp):
@@ -74,6 +87,19 @@ class _Builder:
                         raise ScheduleError(f"lower: placeholder {t.name} is read but is not in "
                                             "the argument list; pass it to te.lower/te.build")
         self.name = name
+
+    def _check_outputs_passed(self, args):
+        """Every output of the schedule that no stage reads is an argument (else its values
+        would be computed and thrown away)."""
+        passed = {id(a.op) for a in args if isinstance(a, Tensor)}
+        passed |= {id(self.sch.current(a).op) for a in args
+                   if isinstance(a, Tensor) and a.op in self.sch.stage_map}
+        read = {id(t.op) for stage in self.sch.stages for t in stage.op.input_tensors}
+        for op in self.sch.outputs:
+            if id(op) not in passed and id(op) not in read:
+                raise ScheduleError(f"lower: {op.name} is an output of the schedule but not "
+                                    "in the arguments, so its values would be lost; add "
+                                    f"{op.name} to the arguments of te.lower/te.build")
 
     def _bind_scan_buffers(self, stage):
         """A scan's init, update and state are its output buffer, indexed by step."""
@@ -149,13 +175,21 @@ class _Builder:
         for iv in op.axis:
             data_conds += self._guards(iv, offsets[iv], vmap[iv.var], sb)
         data_conds += _inner_split_guards(stage, offsets, sb, reduce=False)
+        init_conds = list(data_conds)
         if stage.store_predicate is not None:
             # on thread indices (their loops' variables) or on the stage's own axes (their
             # values from the loops after splits and fuses)
             names = {iv.var: vmap[iv.var] for iv in op.axis}
             names.update({a.bind.var: lv.var for lv, a in stage.iter_attrs.items()
                           if a.bind is not None})
-            data_conds.append(conv.visit(substitute(stage.store_predicate, names)))
+            pred = conv.visit(substitute(stage.store_predicate, names))
+            data_conds.append(pred)
+            # a predicate on reduction axes guards the update only (as TVM): the init runs
+            # before the reduction loops
+            reduce_vars = {iv.var for iv in op.reduce_axis}
+            reduce_vars |= {lv.var for lv in leaves if lv.iter_type == COMM_REDUCE}
+            if not reduce_vars & set(free_vars(pred)):
+                init_conds.append(pred)
         body = self.bodies[stage]
         if isinstance(body[0], Reduce) and self._thread_reduce_leaf(stage) is not None:
             return self._cross_thread_nest(stage, body[0], bufs, store_idx, data_conds, conv,
@@ -172,7 +206,7 @@ class _Builder:
             update = _guard(update, data_conds + red_conds, self.ranges)
             init_pos = next((p for p, lv in enumerate(leaves) if lv.iter_type == COMM_REDUCE),
                             len(leaves))
-            init = self._reduce_init(stage, red, bufs, store_idx, init_pos, data_conds, conv,
+            init = self._reduce_init(stage, red, bufs, store_idx, init_pos, init_conds, conv,
                                      vmap)
         else:
             stores = [BufferStore(b, conv.visit(substitute(v, vmap)), store_idx)

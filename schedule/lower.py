@@ -62,6 +62,8 @@ def lower(sch, args, name="main", simple_mode=None, binds=None, debug=None, pass
     if not isinstance(args, (list, tuple)):
         raise ScheduleError("te.lower: args must be a list of the tensors (and vars) of the "
                             "function, e.g. [A, B, C]")
+    if not isinstance(name, str) or not name:
+        raise ScheduleError(f"te.lower/te.build: name must be a non-empty string, got {name!r}")
     bodies = inline_bodies(sch)
     bounds = infer_bound(sch, bodies)
     func = schedule_ops(sch, bounds, bodies, list(args), name)

@@ -203,6 +203,9 @@ class Schedule:
         src = self.current(tensor)
         if not isinstance(readers, (list, tuple)):
             readers = [readers]
+        if not readers:
+            raise ScheduleError(f"cache_read of {src.name}: readers is empty; pass the stages "
+                                f"that read {src.name} (e.g. [C] or [C.op])")
         reader_stages = [self[r] for r in readers]
         for rs in reader_stages:
             if src not in rs.op.input_tensors():

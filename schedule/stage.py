@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+import numpy as np
+
 from te import dtypes
 from te.expr import Expr, Var, as_int, convert
 from te.extern import ExternOp
@@ -344,6 +346,10 @@ class Stage:
         if axis not in self.op.axis:
             raise ScheduleError(f"storage_align on stage {self.name}: axis must be one of "
                                 "s[T].op.axis")
+        for what, value in (("factor", factor), ("offset", offset)):
+            if not isinstance(value, (int, np.integer)) or isinstance(value, bool):
+                raise ScheduleError(f"storage_align on stage {self.name}: {what} must be an int, "
+                                    f"got {value!r}")
         if int(factor) <= 0 or not 0 <= int(offset) < int(factor):
             raise ScheduleError(f"storage_align on stage {self.name}: need factor > 0 and "
                                 f"0 <= offset < factor, got factor={factor}, offset={offset}")

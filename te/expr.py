@@ -319,7 +319,13 @@ def const(value, dtype=None) -> Expr:
         return FloatImm(float(value), dtype)
     if dtypes.is_bool(dtype):
         return IntImm(int(bool(value)), "bool")
-    return IntImm(int(value), dtype)
+    value = int(value)
+    info = np.iinfo(dtype)
+    if not info.min <= value <= info.max:
+        raise ValueError(f"the constant {value} does not fit {dtype} [{info.min}, {info.max}]; "
+                         "give it a wider dtype, or cast the tensor it meets first "
+                         "(x.astype('int32'))")
+    return IntImm(value, dtype)
 
 
 def convert(value) -> Expr:

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from . import dtypes
-from .expr import Call, Expr, ExprOp, StringImm, convert
+from .expr import Call, Expr, StringImm, convert
 from .tensor import Operation, TEError, Tensor, _shape
 
 

@@ -10,10 +10,26 @@ import math
 import numpy as np
 
 
+DEVICE_TYPES = {"cpu": 1, "llvm": 1, "c": 1, "cuda": 2, "gpu": 2}
+
+
 class Device:
     def __init__(self, kind="cpu", index=0):
-        self.kind, self.index = kind, index
-        self.device_type = {"cpu": 1, "llvm": 1, "cuda": 2, "gpu": 2}.get(kind, 1)
+        if kind not in DEVICE_TYPES:
+            raise ValueError(f"unknown device {kind!r}: use 'cpu' (te.cpu(0)) or 'cuda' "
+                             "(te.cuda(0))")
+        if not isinstance(index, (int, np.integer)) or isinstance(index, bool) or index < 0:
+            raise ValueError(f"device {kind}: the index must be an int >= 0, got {index!r}")
+        self.kind, self.index = kind, int(index)
+        self.device_type = DEVICE_TYPES[kind]
+
+    @property
+    def exist(self) -> bool:
+        """Whether this device is there (the CPU always; a GPU when numba sees one)."""
+        if self.device_type == 1:
+            return self.index == 0
+        from numba import cuda
+        return cuda.is_available() and self.index < len(cuda.gpus)
 
     def sync(self):
         """Wait for the device (a no-op on the CPU)."""
@@ -62,8 +78,17 @@ class NDArray:
 
     asnumpy = numpy
 
+    def __setitem__(self, index, value):
+        """``x[:] = values``, as TVM's NDArray (any numpy index works here)."""
+        self._data[index] = np.asarray(value)
+
     def copyfrom(self, source):
-        np.copyto(self._data, np.asarray(source))
+        """Copy ``source`` (an array of this shape; converted to this dtype) in; returns self."""
+        source = np.asarray(source)
+        if source.shape != self.shape:
+            raise ValueError(f"copyfrom: source shape {source.shape} differs from this array's "
+                             f"{self.shape}; give an array of the same shape")
+        np.copyto(self._data, source, casting="unsafe")
         return self
 
     def copyto(self, target):
@@ -84,13 +109,36 @@ class NDArray:
 
 
 def array(arr, device=None) -> NDArray:
-    """Copy ``arr`` into a new NDArray on ``device`` (the CPU by default)."""
-    return NDArray(np.ascontiguousarray(np.array(arr)), device or cpu(0))
+    """Copy ``arr`` into a new NDArray on ``device`` (the CPU by default), in the machine's
+    byte order."""
+    data = np.array(arr)
+    if not data.dtype.isnative:
+        data = data.astype(data.dtype.newbyteorder("="))
+    return NDArray(np.ascontiguousarray(data), _as_device(device))
+
+
+def _as_device(dev) -> Device:
+    if dev is None:
+        return cpu(0)
+    if isinstance(dev, Device):
+        return dev
+    if isinstance(dev, str):
+        return device(dev)
+    raise TypeError(f"device must be a te device (te.cpu(0), te.cuda(0)) or its name, got "
+                    f"{type(dev).__name__}")
 
 
 def empty(shape, dtype="float32", device=None) -> NDArray:
     """A new uninitialized array, 64-byte aligned (see ``aligned_empty``)."""
-    return NDArray(aligned_empty(shape, dtype), device or cpu(0))
+    dims = (shape,) if isinstance(shape, (int, np.integer)) else tuple(shape)
+    if not all(isinstance(d, (int, np.integer)) and d >= 0 for d in dims):
+        raise ValueError(f"te.nd.empty: shape {shape} must be ints >= 0")
+    try:
+        dtype = np.dtype(dtype)
+    except TypeError:
+        raise TypeError(f"te.nd.empty: unknown dtype {dtype!r}; use a name such as 'float32', "
+                        "'int32' or 'float16'") from None
+    return NDArray(aligned_empty(dims, dtype), _as_device(device))
 
 
 def aligned_empty(shape, dtype="float32", alignment=64) -> np.ndarray:

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from . import dtypes
 from .expr import Expr, ExprOp, IntImm, ProducerLoad, Reduce, Var, const, convert
 from .functor import post_order_visit
+from .index_check import check_reads
 
 
 class TEError(ValueError):
@@ -96,7 +97,13 @@ size_var = var
 
 def reduce_axis(dom, name="rv") -> IterVar:
     """A reduction axis over ``dom`` = (begin, end) or an extent."""
-    rng = Range.make(*dom) if isinstance(dom, (tuple, list)) else Range.make(dom)
+    bounds = tuple(dom) if isinstance(dom, (tuple, list)) else (dom,)
+    bounds = tuple(int(b) if isinstance(b, float) and b.is_integer() else b for b in bounds)
+    for b in bounds:
+        if isinstance(b, IterVar) or not dtypes.is_int(convert(b).dtype):
+            raise TEError(f"reduce_axis {name}: the range {dom} must be integers or integer "
+                          "te.var")
+    rng = Range.make(*bounds)
     if isinstance(rng.extent, IntImm) and rng.extent.value < 0:
         shown = tuple(dom) if isinstance(dom, (tuple, list)) else dom
         raise TEError(f"reduce_axis {name}: the range {shown} has a negative extent; give "
@@ -375,6 +382,9 @@ def compute(shape, fcompute, name="compute", tag="", attrs=None):
     bodies = tuple(body) if isinstance(body, (tuple, list)) else (body,)
     bodies = tuple(convert(b) for b in bodies)
     reduce_axis = _check_body(name, bodies)
+    bad_read = check_reads(axis + reduce_axis, bodies)
+    if bad_read:
+        raise TEError(f"compute {name}: {bad_read}")
     op = ComputeOp(name, axis, reduce_axis, bodies, tag, dict(attrs or {}))
     outs = op.outputs
     return outs[0] if len(outs) == 1 else list(outs)

@@ -455,9 +455,16 @@ def _rebase(x, base, src, positions):
     if node.grad_fn is None:
         return
     base._set_history(node.grad_fn, 0)
+    base._epoch += 1            # its other views follow it when next used (Tensor.grad_fn)
     if x is not base:
-        view = Take.apply(base, _view_positions(x, base))
+        x._base_epoch = base._epoch
+        view = take_positions(base, _view_positions(x, base))
         x._set_history(view.grad_fn, view._output_nr)
+
+
+def take_positions(base, positions):
+    """The elements of ``base`` at flat ``positions`` (a view's history)."""
+    return Take.apply(base, positions)
 
 
 def rebase_inplace(x, src):
@@ -467,6 +474,7 @@ def rebase_inplace(x, src):
     if x._base is None and src is not None and src.grad_fn is not None and \
             src.shape == x.shape:
         x._set_history(src.grad_fn, src._output_nr)
+        x._epoch += 1
         return
     base = x._base if x._base is not None else x
     _rebase(x, base, src, _view_positions(x, base))

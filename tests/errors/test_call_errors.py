@@ -206,3 +206,109 @@ def test_empty_target():
     B = te.compute((8,), lambda i: A[i] + 1.0, name="B")
     with pytest.raises(ValueError, match=r"target must be a string such as 'llvm' or 'cuda'"):
         te.build(te.create_schedule(B.op), [A, B], target="")
+
+
+# ----------------------------------------------------------------------------- scalars, aliasing
+
+@pytest.fixture(scope="module")
+def scaled():
+    """B[m] = A[m] * k, with m both a shape variable and a scalar argument after the arrays."""
+    m = te.var("m")
+    k = te.var("k", "int32")
+    A = te.placeholder((m,), name="A")
+    B = te.compute((m,), lambda i: A[i] * k.astype("float32"), name="B")
+    return te.build(te.create_schedule(B.op), [A, B, m, k])
+
+
+@pytest.mark.parametrize("m,k,message", [
+    (2, 1, r"argument m = 2, but the shapes of the arrays before it give m = 4; pass 4"),
+    (3000, 1, r"argument m = 3000, but the shapes .* give m = 4"),
+    (4, 2 ** 40, r"argument k = 1099511627776 does not fit its dtype int32 "
+                 r"\[-2147483648, 2147483647\]"),
+    (4, 4.7, r"argument k is a scalar of dtype int32, got float 4\.7; pass an int"),
+    (4, np.float64(2), r"argument k is a scalar of dtype int32, got float64 2\.0; pass an int"),
+    (4, "2", r"argument k is a scalar of dtype int32, got str"),
+])
+def test_bad_scalar_arguments(scaled, m, k, message):
+    out = np.full(4, SENTINEL, "float32")
+    with pytest.raises(ArgumentError, match=message):
+        scaled(np.ones(4, "float32"), out, m, k)
+    _check_untouched(out)
+    scaled(np.ones(4, "float32"), out, 4, np.int64(3))
+    np.testing.assert_array_equal(out, np.full(4, 3, "float32"))
+
+
+def test_two_outputs_given_one_array():
+    P = te.placeholder((4,), name="P")
+    O1 = te.compute((4,), lambda i: P[i] + 1, name="O1")
+    O2 = te.compute((4,), lambda i: O1[i] * 10, name="O2")
+    f = te.build(te.create_schedule([O1.op, O2.op]), [P, O1, O2])
+    out = np.full(4, SENTINEL, "float32")
+    for call in (lambda: f(np.ones(4, "float32"), out, out),
+                 lambda: f(te.nd.array(np.ones(4, "float32")), out, out[:]),):
+        with pytest.raises(ArgumentError, match=r"argument O2 \(an output\) overlaps the memory "
+                                                r"of O1; pass a separate output array"):
+            call()
+        _check_untouched(out)
+
+
+@pytest.mark.parametrize("holder", ["numpy", "NDArray"])
+def test_big_endian_arrays_are_named(add, holder):
+    a, b, c = _arrays()
+    big = a.astype(">f4")
+    arg = big if holder == "numpy" else te.nd.NDArray(big, te.cpu(0))     # as it is
+    with pytest.raises(ArgumentError, match=r"argument A: expected dtype float32, got float32 "
+                                            r"in big-endian byte order"):
+        add(arg, b, c)
+    _check_untouched(c)
+    add(te.nd.array(big), b, c)            # te.nd.array converts to the machine's byte order
+    np.testing.assert_array_equal(c, a + b)
+
+
+# ----------------------------------------------------------------------------- build arguments
+
+def _plus_one():
+    A = te.placeholder((4,), name="A")
+    C = te.compute((4,), lambda i: A[i] + 1, name="C")
+    return A, C, te.create_schedule(C.op)
+
+
+def test_output_missing_from_args():
+    A, C, s = _plus_one()
+    with pytest.raises(te.ScheduleError, match=r"lower: C is an output of the schedule but not "
+                                               r"in the arguments, so its values would be lost; "
+                                               r"add C to the arguments"):
+        te.build(s, [A])
+
+
+def test_argument_given_twice():
+    A, C, s = _plus_one()
+    with pytest.raises(te.ScheduleError, match=r"lower: A appears twice in the arguments; pass "
+                                               r"each tensor and var once"):
+        te.build(s, [A, A, C])
+
+
+def test_output_with_a_non_global_scope():
+    A, C, s = _plus_one()
+    s[C].set_scope("local")
+    with pytest.raises(te.ScheduleError, match=r"lower: C is an argument, so it lives in global "
+                                               r"memory, but set_scope gave it scope 'local'"):
+        te.build(s, [A, C])
+
+
+def test_name_must_be_a_string():
+    A, C, s = _plus_one()
+    with pytest.raises(te.ScheduleError, match=r"name must be a non-empty string, got 3"):
+        te.build(s, [A, C], name=3)
+
+
+@pytest.mark.parametrize("target,message", [
+    ("llvm -mcpu=bogus", r"target -mcpu=bogus: LLVM does not know this CPU"),
+    ("llvm -mattr=+avx2,+nosuchfeature", r"target -mattr: LLVM does not know the feature "
+                                         r"\+nosuchfeature"),
+])
+def test_unknown_cpu_or_feature(target, message):
+    """LLVM only warns about these, then may abort the process in code generation."""
+    A, C, s = _plus_one()
+    with pytest.raises(ValueError, match=message):
+        te.build(s, [A, C], target=target)

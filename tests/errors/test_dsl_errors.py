@@ -147,3 +147,47 @@ def test_no_current_target():
     with pytest.raises(ValueError, match=r"no target is current: use `with "
                                          r"te.target.Target\(\.\.\.\):`"):
         Target.current(allow_none=False)
+
+
+# reads outside a constant-shaped tensor, known at declaration (A is 8 x 8)
+OUT_OF_BOUNDS = [
+    ("shifted", lambda A, k: te.compute((8,), lambda i: A[i + 10, 0], name="C"),
+     r"compute C: the read A\[i \+ 10, 0\] indexes dimension 0 of A with i \+ 10, which ranges "
+     r"over \[10, 17\], but that dimension has size 8; fix the index, or guard the read with "
+     r"te.if_then_else"),
+    ("off_by_one", lambda A, k: te.compute((8, 8), lambda i, j: A[i, j + 1], name="C"),
+     r"dimension 1 of A with j \+ 1, which ranges over \[1, 8\]"),
+    ("reduction", lambda A, k: te.compute((8,), lambda i: te.sum(A[i, k * 2], axis=k),
+                                          name="C"),
+     r"dimension 1 of A with k \* 2, which ranges over \[0, 14\]"),
+    ("negative", lambda A, k: te.compute((8,), lambda i: A[i - 8, 0], name="C"),
+     r"over \[-8, -1\]"),
+]
+
+
+@pytest.mark.parametrize("name", [c[0] for c in OUT_OF_BOUNDS])
+def test_read_out_of_bounds(A, name):
+    _, make, message = next(c for c in OUT_OF_BOUNDS if c[0] == name)
+    with pytest.raises(te.TEError, match=message):
+        make(A, te.reduce_axis((0, 8), name="k"))
+
+
+def test_guarded_or_inexact_reads_are_left_alone(A):
+    """Reads under a condition, or whose range is only an estimate, are not refused."""
+    k = te.reduce_axis((0, 8), name="k")
+    te.compute((8,), lambda i: te.if_then_else(i < 7, A[i + 1, 0], 0.0), name="C")
+    te.compute((8,), lambda i: te.sum(A[i, k + 1], axis=k, where=k < 7), name="C")
+    te.compute((8,), lambda i: A[i - i // 2 * 2 + i // 2 * 2, 0], name="C")
+    te.compute((0,), lambda i: A[i + 100, 0], name="C")
+
+
+def test_constant_that_does_not_fit_the_tensor_dtype():
+    """As TVM: a Python int meeting an int8 tensor becomes an int8 constant, which 300 is not."""
+    X = te.placeholder((4,), "int8", name="X")
+    with pytest.raises(ValueError, match=r"the constant 300 does not fit int8 \[-128, 127\]; "
+                                         r"give it a wider dtype, or cast the tensor it meets"):
+        te.compute((4,), lambda i: X[i] * 300, name="C")
+    C = te.compute((4,), lambda i: X[i].astype("int32") * 300, name="C")
+    assert C.dtype == "int32"
+    with pytest.raises(ValueError, match=r"the constant -1 does not fit uint8"):
+        te.const(-1, "uint8")

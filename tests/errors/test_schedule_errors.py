@@ -411,3 +411,28 @@ def test_axis_longer_than_its_declared_thread_axis():
                                             r"to threadIdx.x declared with extent 8; split the "
                                             r"axis by 8"):
         te.lower(s, [A, B])
+
+
+def _copy_stage():
+    A = te.placeholder((4,), name="A")
+    B = te.compute((4, 4), lambda i, j: A[j] * 2, name="B")
+    D = te.compute((4, 4), lambda i, j: B[i, j] + 1, name="D")
+    return A, B, D, te.create_schedule(D.op)
+
+
+def test_cache_read_without_readers():
+    A, B, D, s = _copy_stage()
+    with pytest.raises(ScheduleError, match=r"cache_read of A: readers is empty; pass the "
+                                            r"stages that read A"):
+        s.cache_read(A, "local", [])
+    assert len(s.stages) == 3
+
+
+@pytest.mark.parametrize("factor,offset,bad", [("x", 0, "factor must be an int, got 'x'"),
+                                               (2.7, 1, "factor must be an int, got 2.7"),
+                                               (4, 1.9, "offset must be an int, got 1.9")])
+def test_storage_align_needs_ints(factor, offset, bad):
+    A, B, D, s = _copy_stage()
+    with pytest.raises(ScheduleError, match=rf"storage_align on stage B: {bad}"):
+        s[B].storage_align(B.op.axis[0], factor, offset)
+    assert not s[B].align

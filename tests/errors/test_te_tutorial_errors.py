@@ -1,5 +1,6 @@
 """Mistakes met while porting TVM's tensor-expression tutorials: each names the reducer, axis
 or argument at fault and says what to write instead."""
+import numpy as np
 import pytest
 
 import te
@@ -61,3 +62,29 @@ def test_bit_counts_refuse_floats(A, fn):
     with pytest.raises(TypeError, match=rf"te\.{fn.__name__} needs an integer argument; "
                                         r"A\[0, 0\] has dtype float32"):
         fn(A[0, 0])
+
+
+@pytest.mark.parametrize("dom", [(0, 2.5), 2.5, (0.5, 3)])
+def test_reduce_axis_range_must_be_integers(dom):
+    with pytest.raises(te.TEError, match=r"reduce_axis k: the range .* must be integers or "
+                                         r"integer te.var"):
+        te.reduce_axis(dom, name="k")
+    assert te.reduce_axis((0, 4.0), name="k").dom.extent.value == 4     # whole floats: N / bn
+
+
+def test_nd_arrays_and_devices():
+    with pytest.raises(ValueError, match=r"te.nd.empty: shape \(-2,\) must be ints >= 0"):
+        te.nd.empty((-2,))
+    with pytest.raises(TypeError, match=r"te.nd.empty: unknown dtype 'floaty'"):
+        te.nd.empty((2,), "floaty")
+    x = te.nd.empty((3,))
+    for source in (np.ones(2), np.ones(1)):
+        with pytest.raises(ValueError, match=r"copyfrom: source shape \(\d,\) differs from "
+                                             r"this array's \(3,\)"):
+            x.copyfrom(source)
+    x[:] = np.arange(3)
+    np.testing.assert_array_equal(x.numpy(), [0, 1, 2])
+    with pytest.raises(ValueError, match=r"unknown device 'tpu': use 'cpu' \(te.cpu\(0\)\) or "
+                                         r"'cuda'"):
+        te.device("tpu", 0)
+    assert te.cpu(0).exist and te.nd.array([1, 2], "cpu").device.kind == "cpu"

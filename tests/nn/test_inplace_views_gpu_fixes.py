@@ -36,6 +36,22 @@ def test_writes_through_views_reach_base(name, device):
     np.testing.assert_array_equal(_rows(t), ref.numpy())
 
 
+def test_views_read_writes_into_their_base_and_inplace_reshapes():
+    """A GPU view is a copy: it must still read what later writes put into its base, through
+    in-place reshapes (t_, unsqueeze_) of the base too."""
+    def run(lib, dev):
+        x = lib.arange(6.).view(2, 3).to(dev)
+        y, v = x[1:], x[0]
+        x.t_()
+        x.add_(1)
+        v.fill_(-5)
+        x[1, 1] = 40
+        x.unsqueeze_(0).mul_(2)
+        return [_rows(t) for t in (x, y, v)]
+    for got, want in zip(run(nn, "cuda"), run(torch, "cpu")):
+        np.testing.assert_array_equal(got, want)
+
+
 def test_gpu_parameter_view_under_no_grad():
     emb = nn.Embedding(4, 2).cuda()
     lin = nn.Linear(3, 3).cuda()
@@ -128,6 +144,34 @@ def test_inplace_on_non_leaf_matches_torch(name):
         results.append((y.detach().numpy().copy(), x.grad.numpy().copy()))
     np.testing.assert_allclose(results[1][0], results[0][0], rtol=1e-6)
     np.testing.assert_allclose(results[1][1], results[0][1], rtol=1e-6)
+
+
+# views taken before another write into the same storage: their gradient follows the write
+STALE_VIEWS = {
+    "overlapping_view_write": lambda L, y: (y[0:2], y[0].mul_(3)),
+    "base_write": lambda L, y: (y[1:], y.mul_(2)),
+    "base_setitem": lambda L, y: (y[:, 1], y.__setitem__((slice(None), slice(1, 2)), 7.)),
+    "view_of_view": lambda L, y: (y[1:][:, 0], y[2].add_(y[0].detach())),
+    "plain_base_takes_graph": lambda L, y: (y[1], y.copy_(L.ones(3, 2) * L.tensor(2.))),
+}
+
+
+@pytest.mark.parametrize("name", sorted(STALE_VIEWS))
+@pytest.mark.parametrize("device", ["cpu", "cuda"])
+def test_views_made_before_an_inplace_write_follow_it(name, device):
+    results = []
+    for lib in (torch, nn):
+        x = lib.tensor(np.arange(6.).reshape(3, 2), requires_grad=True)
+        y = (x * 1) if device == "cpu" or lib is torch else (x.to(device) * 1)
+        view, _ = STALE_VIEWS[name](lib, y)
+        w = lib.tensor(np.arange(1., view.numel() + 1).reshape(view.shape))
+        if lib is nn:
+            w = w.to(view.device)
+        (view * view * w).sum().backward()
+        results.append((_rows(view), _rows(x.grad), view.requires_grad))
+    np.testing.assert_allclose(results[1][0], results[0][0])
+    np.testing.assert_allclose(results[1][1], results[0][1])
+    assert results[1][2] == results[0][2]
 
 
 def test_inplace_into_plain_tensor_from_graph():

@@ -170,3 +170,25 @@ def test_double_buffer_is_recorded_and_cpu_builds_ignore_it():
     a = np.random.rand(6, 40).astype("float32")
     verify_schedule(s, [A, B], [a], [np.empty(6, "float32")], lambda a: 2 * a.sum(1),
                     rtol=1e-5)
+
+
+def test_store_predicate_on_a_reduction_axis_guards_the_update_only():
+    """As in TVM: the init runs before the reduction loops, unguarded; with k == 0 only the
+    first term is added (the rfactor form of the reduction tutorial keeps one partial)."""
+    A = te.placeholder((5, 37), name="A")
+    k = te.reduce_axis((0, 37), "k")
+    B = te.compute((5,), lambda i: te.sum(A[i, k], axis=k), name="B")
+    s = te.create_schedule(B.op)
+    s[B].set_store_predicate(k.var.equal(0))
+    a = np.random.default_rng(3).random((5, 37), dtype="float32")
+    b = np.full(5, np.nan, "float32")
+    te.build(s, [A, B])(a, b)
+    np.testing.assert_array_equal(b, a[:, 0])
+    s = te.create_schedule(B.op)
+    ko, ki = s[B].split(k, factor=16)
+    BF = s.rfactor(B, ki)
+    s[BF].compute_at(s[B], s[B].op.reduce_axis[0])
+    s[B].set_store_predicate(s[B].op.reduce_axis[0].var.equal(0))
+    b = np.full(5, np.nan, "float32")
+    te.build(s, [A, B])(a, b)
+    np.testing.assert_allclose(b, a[:, 0:37:16].sum(1), rtol=1e-6)

@@ -95,3 +95,18 @@ def test_normalize_is_a_chainable_no_op():
     before = str(te.lower(s, [A, B]))
     assert s.normalize() is s
     assert str(te.lower(s, [A, B])) == before
+
+
+def test_extern_tutorial_spellings():
+    """tvm.tir.call_packed, an extern function writing ``y[:] = ...``, Device.exist."""
+    te.register_func("test.names.double", lambda x, y: y.__setitem__(slice(None),
+                                                                     x.numpy() * 2),
+                     override=True)
+    A = te.placeholder((5,), name="A")
+    B = te.extern((5,), [A], lambda ins, outs: te.tir.call_packed("test.names.double", ins[0],
+                                                                  outs[0]), name="B")
+    a = np.arange(5, dtype="float32")
+    b = te.nd.empty((5,))
+    te.build(te.create_schedule(B.op), [A, B])(te.nd.array(a), b)
+    np.testing.assert_array_equal(b.numpy(), a * 2)
+    assert te.cpu(0).exist

@@ -1,0 +1,131 @@
+"""Reads that are out of bounds on every run, found when a compute is declared.
+
+With constant shapes and axis ranges, the range of an index such as ``A[i + 10]`` is known:
+a read that is not under a condition (``te.if_then_else``, ``te.select``, a reduction's
+``where=``) and whose index range leaves the tensor is a mistake that would read garbage (or
+crash). An index whose range is only an estimate (a variable used twice, a product of
+variables) is reported only when it lies wholly outside the tensor.
+"""
+from __future__ import annotations
+
+from .expr import (Add, And, Call, Cast, Expr, FloorDiv, FloorMod, IntImm, Max, Min, Mul, Or,
+                   ProducerLoad, Reduce, Select, Sub, Var)
+from .functor import _fields
+
+
+def check_reads(axes, bodies) -> str | None:
+    """A message for the first read of ``bodies`` that is out of bounds, or None.
+
+    ``axes``: the compute's IterVars and its reduction's (their ranges bound the index)."""
+    ranges = {}
+    for iv in axes:
+        lo, ext = iv.dom.min, iv.dom.extent
+        if isinstance(lo, IntImm) and isinstance(ext, IntImm):
+            if ext.value <= 0:
+                return None                 # the body never runs
+            ranges[iv.var] = (lo.value, lo.value + ext.value - 1)
+    for body in bodies:
+        found = _walk(body, ranges, guarded=False)
+        if found:
+            return found
+    return None
+
+
+def _walk(node, ranges, guarded):
+    if isinstance(node, ProducerLoad):
+        if not guarded:
+            found = _check_load(node, ranges)
+            if found:
+                return found
+        children = node.indices
+    elif isinstance(node, Reduce):
+        cond = node.condition
+        inner = guarded or not (isinstance(cond, IntImm) and cond.value)
+        for s in node.source:
+            found = _walk(s, ranges, inner)
+            if found:
+                return found
+        return _walk(cond, ranges, guarded)
+    elif isinstance(node, Select) or (isinstance(node, Call) and node.op == "if_then_else"):
+        cond, *sides = (node.condition, node.true_value, node.false_value) \
+            if isinstance(node, Select) else node.args
+        return _walk(cond, ranges, guarded) or next(
+            (f for f in (_walk(s, ranges, True) for s in sides) if f), None)
+    elif isinstance(node, (And, Or)):          # the right side may not be evaluated
+        return _walk(node.a, ranges, guarded) or _walk(node.b, ranges, True)
+    else:
+        children = [getattr(node, f) for f in _fields(node)]
+    for child in children:
+        for c in (child if isinstance(child, tuple) else (child,)):
+            found = _walk(c, ranges, guarded) if isinstance(c, Expr) else None
+            if found:
+                return found
+    return None
+
+
+def _check_load(load, ranges):
+    tensor = load.producer
+    for d, (index, size) in enumerate(zip(load.indices, tensor.shape)):
+        if not isinstance(size, IntImm):
+            continue
+        span = _interval(index, ranges)
+        if span is None:
+            continue
+        lo, hi = span
+        outside = hi < 0 or lo >= size.value
+        if outside or ((lo < 0 or hi >= size.value) and _exact(index, {})):
+            read = f"{tensor.name}[{', '.join(str(i) for i in load.indices)}]"
+            return (f"the read {read} indexes dimension {d} of {tensor.name} with {index}, "
+                    f"which ranges over [{lo}, {hi}], but that dimension has size "
+                    f"{size.value}; fix the index, or guard the read with te.if_then_else")
+    return None
+
+
+def _interval(e, ranges):
+    """(lowest, highest) value of integer expression ``e``, or None when unknown."""
+    if isinstance(e, IntImm):
+        return e.value, e.value
+    if isinstance(e, Var):
+        return ranges.get(e)
+    if isinstance(e, Cast):
+        return _interval(e.value, ranges) if e.dtype.startswith(("int", "uint")) else None
+    if isinstance(e, (Add, Sub, Mul, Min, Max, FloorDiv, FloorMod)):
+        a, b = _interval(e.a, ranges), _interval(e.b, ranges)
+        if a is None or b is None:
+            return None
+        if isinstance(e, Add):
+            return a[0] + b[0], a[1] + b[1]
+        if isinstance(e, Sub):
+            return a[0] - b[1], a[1] - b[0]
+        if isinstance(e, Mul):
+            corners = [x * y for x in a for y in b]
+            return min(corners), max(corners)
+        if isinstance(e, Min):
+            return min(a[0], b[0]), min(a[1], b[1])
+        if isinstance(e, Max):
+            return max(a[0], b[0]), max(a[1], b[1])
+        if b[0] != b[1] or b[0] <= 0:
+            return None                     # division by a variable or a non-positive number
+        if isinstance(e, FloorDiv):
+            return a[0] // b[0], a[1] // b[0]
+        return (a[0] % b[0], a[1] % b[0]) if a[1] - a[0] < b[0] and a[0] % b[0] <= \
+            a[1] % b[0] else (0, b[0] - 1)
+    return None
+
+
+def _exact(e, seen) -> bool:
+    """Whether the interval of ``e`` is its exact range: a sum of variables (each once) times
+    constants, plus a constant."""
+    if isinstance(e, IntImm):
+        return True
+    if isinstance(e, Var):
+        if e in seen:
+            return False
+        seen[e] = True
+        return True
+    if isinstance(e, (Add, Sub)):
+        return _exact(e.a, seen) and _exact(e.b, seen)
+    if isinstance(e, Mul):
+        return (isinstance(e.b, IntImm) and _exact(e.a, seen)) or \
+            (isinstance(e.a, IntImm) and _exact(e.b, seen))
+    return False
