@@ -64,10 +64,27 @@ def _globals():
 
 class _SimulatorMath:
     """``math`` for kernels on the simulator, whose values are numpy scalars: numpy's float32
-    has no ``__trunc__``, so ``math.trunc(x)`` (float -> int casts) takes it as a float."""
+    has no ``__trunc__``, so ``math.trunc(x)`` (float -> int casts) takes it as a float; and
+    where Python's math raises (``log(0)``, ``sqrt(-1)``, ``exp(1000)``, ``floor(nan)``) the
+    GPU gives IEEE's -inf, NaN or inf: numpy's function gives them here."""
+
+    _NUMPY = {"acos": "arccos", "asin": "arcsin", "atan": "arctan", "atan2": "arctan2",
+              "acosh": "arccosh", "asinh": "arcsinh", "atanh": "arctanh", "pow": "power"}
 
     def __getattr__(self, name):
-        return getattr(math, name)
+        f = getattr(math, name)
+        alt = getattr(np, self._NUMPY.get(name, name), None)
+        if not callable(f) or not isinstance(alt, np.ufunc):
+            return f
+
+        def ieee(*args):
+            try:
+                return f(*args)
+            except (ValueError, OverflowError):
+                with np.errstate(all="ignore"):
+                    return alt(*args)
+        setattr(self, name, ieee)       # found once per name
+        return ieee
 
     @staticmethod
     def trunc(x):

@@ -239,7 +239,9 @@ class Function:
 
     Subclasses define ``forward(ctx, *args)`` and ``backward(ctx, *grad_outputs)`` as static
     methods and are called through ``apply``; ``backward`` returns one gradient (or None) per
-    argument of ``forward``. Forward runs without recording; ``ctx`` is the graph node.
+    argument of ``forward``. Forward runs without recording; ``ctx`` is the graph node. As in
+    PyTorch 2, ``forward(*args)`` may instead go without ``ctx`` when the subclass defines
+    ``setup_context(ctx, inputs, output)``, which then fills ``ctx``.
     """
     node_suffix = "Backward"        # the node of Function ``Mul`` is named ``MulBackward``
     # True for operations whose forward is numpy view arithmetic on host storage (reshape,
@@ -260,6 +262,19 @@ class Function:
     def backward(ctx, *grad_outputs):
         raise NotImplementedError("a Function subclass must define backward(ctx, *grads)")
 
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        raise NotImplementedError("setup_context is not implemented.")
+
+    @classmethod
+    def _forward(cls, ctx, args):
+        """``forward(ctx, *args)``, or ``forward(*args)`` then ``setup_context``."""
+        if cls.setup_context is Function.setup_context:
+            return cls.forward(ctx, *args)
+        result = cls.forward(*args)
+        cls.setup_context(ctx, args, result)
+        return result
+
     @classmethod
     def apply(cls, *args):
         """Run forward on ``args`` and, when an input requires grad, record the node."""
@@ -270,7 +285,7 @@ class Function:
             if cls.host_only and any(isinstance(a, Tensor) and a.is_cuda for a in args):
                 result = _forward_on_host(cls, ctx, args)
             else:
-                result = cls.forward(ctx, *args)
+                result = cls._forward(ctx, args)
         outputs = result if isinstance(result, tuple) else (result,)
         inputs = {id(a) for a in args if isinstance(a, Tensor)}
         if not (is_grad_enabled() and any(ctx.needs_input_grad)):
@@ -316,7 +331,7 @@ def _forward_on_host(cls, ctx, args):
     Tensor = _tensor.Tensor
     host = [Tensor(devices.host(a._data)) if isinstance(a, Tensor) and a.is_cuda else a
             for a in args]
-    result = cls.forward(ctx, *host)
+    result = cls._forward(ctx, host)
     outputs = result if isinstance(result, tuple) else (result,)
     moved = tuple(Tensor(devices.move(o._data, devices.CUDA))
                   if isinstance(o, Tensor) else o for o in outputs)
@@ -433,7 +448,9 @@ def _execute(outputs, grad_outputs, retain_graph, create_graph, inputs=None):
                 for k in captures.get((node, nr), ()):
                     results[k] = slots[nr]
             if isinstance(node, AccumulateGrad):
-                if inputs is None:
+                # a leaf that stopped requiring grad since the forward gets nothing, as in
+                # PyTorch (``w.requires_grad_(False)`` between forward and backward)
+                if inputs is None and node.variable.requires_grad:
                     _accumulate(node.variable, slots[0], create_graph)
                 continue
             if needed is not None and not any(c in needed for c, _ in node.next_functions):
@@ -462,6 +479,9 @@ def _make_grads(outputs, grad_outputs):
         if not out.requires_grad:
             raise RuntimeError(f"element {k} of tensors does not require grad and does not "
                                "have a grad_fn")
+        if g is not None and not isinstance(g, _tensor.Tensor):
+            raise TypeError(f"gradients can be either Tensors or None, but got "
+                            f"{type(g).__name__}")
         if g is None:
             if out.numel() != 1:
                 raise RuntimeError("grad can be implicitly created only for scalar outputs")

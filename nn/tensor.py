@@ -22,7 +22,7 @@ __all__ = ["Tensor", "tensor", "from_numpy", "zeros", "ones", "full", "empty", "
            "linspace", "logspace", "eye", "rand", "randn", "randint", "randperm", "normal",
            "zeros_like", "ones_like", "full_like", "empty_like", "rand_like", "randn_like",
            "randint_like", "manual_seed", "median", "isclose", "allclose",
-           "repeat_interleave"]
+           "repeat_interleave", "as_tensor", "is_tensor", "bernoulli", "multinomial", "unique"]
 
 FLOATING = ("float16", "float32", "float64")
 _SHORT = {"float32", "int64", "bool"}          # dtypes that repr does not name, as PyTorch's
@@ -258,6 +258,12 @@ class Tensor:
 
     @grad.setter
     def grad(self, value):
+        if value is not None and not isinstance(value, Tensor):
+            kind = type(value)
+            name = kind.__name__ if kind.__module__ == "builtins" else \
+                f"{kind.__module__.split('.')[0]}.{kind.__name__}"
+            raise TypeError(f"assigned grad expected to be a Tensor or None but got grad of "
+                            f"type {name}")
         if value is not None and (value.shape != self.shape or value.dtype != self.dtype):
             raise RuntimeError(f"assigned grad has data of shape {value.shape} and dtype "
                                f"{value.dtype}; expected {self.shape} and {self.dtype}")
@@ -398,6 +404,8 @@ class Tensor:
         takes the result's history (as PyTorch rebases it); if the operation saved this tensor
         for its backward, it keeps a copy of the old values instead."""
         others = [a for a in args if isinstance(a, Tensor)]
+        _refuse_partial_overlap(self, others + [v for v in kwargs.values()
+                                                if isinstance(v, Tensor)])
         if not self._records_inplace(others):
             with autograd.no_grad():
                 return self._assign(op(self, *args, **kwargs))
@@ -418,6 +426,7 @@ class Tensor:
         into this tensor; inside the graph the gradient flows to ``src``."""
         if not isinstance(src, Tensor):
             raise TypeError(f"copy_(): argument 'src' must be Tensor, not {type(src).__name__}")
+        _refuse_partial_overlap(self, [src])
         if not self._records_inplace([src]):
             with autograd.no_grad():
                 return self._assign(_copy_of(self, src))
@@ -723,11 +732,12 @@ METHODS = """
     split chunk unbind
     flip roll diagonal tril triu
     gather scatter scatter_add index_select masked_select take nonzero index_add index_fill
+    broadcast_to diff nanmean addcmul addcdiv
 """.split()
 INPLACE = """
     add sub mul div pow neg exp log sqrt abs sigmoid tanh relu clamp clamp_min clamp_max
     floor ceil round trunc reciprocal sign sin cos lerp masked_fill scatter scatter_add
-    index_fill index_add fmod remainder clip exp2 square frac atan2
+    index_fill index_add fmod remainder clip exp2 square frac atan2 addcmul addcdiv
 """.split()
 
 
@@ -753,6 +763,47 @@ for _name in METHODS:
 for _name in INPLACE:
     if _name + "_" not in Tensor.__dict__:
         setattr(Tensor, _name + "_", _inplace_method(_name))
+
+
+def _dense(array) -> bool:
+    """Whether ``array`` covers a gap-free block of memory, each element once (PyTorch's
+    "non-overlapping and dense"), its dimensions in any order."""
+    expected = array.itemsize
+    for n, stride in sorted((p for p in zip(array.shape, array.strides) if p[0] != 1),
+                            key=lambda p: p[1]):
+        if stride != expected:
+            return False
+        expected *= n
+    return True
+
+
+def _partial_overlap(a, b) -> bool:
+    """Whether host arrays ``a`` and ``b`` share memory without being the same elements in
+    the same layout: PyTorch's "partial" overlap. Layouts it cannot judge cheaply (not
+    dense: strided, broadcast) pass, as in PyTorch."""
+    if a is b or not a.size or not b.size or not np.may_share_memory(a, b):
+        return False
+    if not (_dense(a) and _dense(b)):
+        return False
+    a_begin = a.__array_interface__["data"][0]
+    b_begin = b.__array_interface__["data"][0]
+    if (a_begin, a.nbytes) == (b_begin, b.nbytes):
+        same = [(n, s) for n, s in zip(a.shape, a.strides) if n != 1] == \
+            [(n, s) for n, s in zip(b.shape, b.strides) if n != 1]
+        return not same
+    return a_begin < b_begin + b.nbytes and b_begin < a_begin + a.nbytes
+
+
+def _refuse_partial_overlap(dst, sources):
+    """PyTorch's error for an in-place write into ``dst`` from a tensor that overlaps it in
+    memory other than element for element (``y[1:].add_(y[:-1])``; ``x.add_(x)`` is fine)."""
+    if not isinstance(dst._data, np.ndarray):
+        return              # GPU views are copies (see ``Tensor._view_of``)
+    for src in sources:
+        if isinstance(src._data, np.ndarray) and _partial_overlap(dst._data, src._data):
+            raise RuntimeError("unsupported operation: some elements of the input tensor and "
+                               "the written-to tensor refer to a single memory location. "
+                               "Please clone() the tensor before performing the operation.")
 
 
 def _copy_of(dst, src):
@@ -872,7 +923,15 @@ def _array(data, dtype):
     if isinstance(data, (np.ndarray, np.generic)):
         arr = np.array(data, dtype=_dtype(dtype))
     else:
+        leaves = []
+        if isinstance(data, (list, tuple)):
+            data = _scalars_of(data, leaves)
         arr = np.array(data)
+        if leaves and dtype is None and arr.dtype == np.float64 and "float64" not in leaves:
+            arr = arr.astype("float32")       # the tensors' dtypes and Python floats decide
+            leaves = ()
+        elif leaves and dtype is None:
+            return arr
         if arr.dtype.kind not in "biuf":
             raise TypeError(f"nn.tensor: cannot make a tensor from {type(data).__name__} "
                             f"(numpy dtype {arr.dtype})")
@@ -881,6 +940,22 @@ def _array(data, dtype):
         elif dtype is not None:
             arr = arr.astype(_dtype(dtype))
     return arr
+
+
+def _scalars_of(data, dtypes):
+    """Nested lists with their one-element tensors as numpy scalars (PyTorch takes their
+    values, as ``item()``); the tensors' dtypes are appended to ``dtypes``."""
+    out = []
+    for item in data:
+        if isinstance(item, Tensor):
+            if item.numel() != 1:
+                raise ValueError("only one element tensors can be converted to Python scalars")
+            dtypes.append(item.dtype)
+            item = devices.host(item._data).reshape(-1)[0]
+        elif isinstance(item, (list, tuple)):
+            item = _scalars_of(item, dtypes)
+        out.append(item)
+    return out
 
 
 def _size(size, name):
@@ -1188,6 +1263,109 @@ def repeat_interleave(input, repeats=None, dim=None, *, output_size=None) -> Ten
     index = tensor(np.repeat(np.arange(n), counts.reshape(-1) if counts.ndim else counts),
                    device=input.device)
     return F.index_select(input, d, index)
+
+
+def as_tensor(data, dtype=None, device=None) -> Tensor:
+    """``data`` as a tensor, sharing memory where it can: a tensor of that dtype and device
+    is returned as is, a numpy array of that dtype on the CPU is not copied."""
+    if isinstance(data, Tensor):
+        out = data if dtype is None else data.to(_dtype(dtype))
+        return out if device is None else out.to(device)
+    if isinstance(data, np.ndarray) and (dtype is None or _dtype(dtype) == data.dtype.name) \
+            and _check_device(device) == devices.CPU and data.dtype.kind in "biuf":
+        return Tensor(data)
+    return tensor(data, dtype=dtype, device=device)
+
+
+def is_tensor(obj) -> bool:
+    """Whether ``obj`` is an ``nn.Tensor``."""
+    return isinstance(obj, Tensor)
+
+
+def bernoulli(input, p=None, *, generator=None) -> Tensor:
+    """Draws of 0 or 1, each 1 with probability ``input`` (or with ``p`` when given), in the
+    dtype of ``input``. As in PyTorch the gradient to ``input`` is zero."""
+    probs = devices.host(input._data) if p is None else np.full(input.shape, p, "float64")
+    if np.any(~((probs >= 0) & (probs <= 1))):
+        raise RuntimeError(f"bernoulli_ expects p to be in [0, 1], but got p={p}" if p is not None
+                           else "Expected p_in >= 0 && p_in <= 1 to be true, but got false.  "
+                                "(Could this error message be improved?  If so, please report "
+                                "an enhancement request to PyTorch.)")
+    draws = (_rng(generator).random(input.shape) < probs).astype(input.dtype)
+    out = Tensor(devices.move(draws, input.device))
+    if input.requires_grad and autograd.is_grad_enabled():
+        out = out + input * 0           # in the graph, with a zero gradient (PyTorch's)
+    return out
+
+
+def multinomial(input, num_samples, replacement=False, *, generator=None) -> Tensor:
+    """``num_samples`` category indices per row of ``input`` (1-D or 2-D non-negative
+    weights), drawn with or without ``replacement`` (int64)."""
+    if input.ndim not in (1, 2):
+        raise RuntimeError("prob_dist must be 1 or 2 dim")
+    if not input.is_floating_point():
+        raise RuntimeError(f"multinomial only supports floating-point dtypes for input, got: "
+                           f"{input.dtype}")
+    n = input.shape[-1]
+    if num_samples <= 0:
+        raise RuntimeError("cannot sample n_sample <= 0 samples")
+    if not replacement and num_samples > n:
+        raise RuntimeError("cannot sample n_sample > prob_dist.size(-1) samples without "
+                           "replacement")
+    weights = devices.host(input._data).astype("float64").reshape(-1, n)
+    if not np.all(np.isfinite(weights)) or np.any(weights < 0):
+        raise RuntimeError("probability tensor contains either `inf`, `nan` or element < 0")
+    totals = weights.sum(axis=1, keepdims=True)
+    if np.any(totals <= 0):
+        raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
+    rng = _rng(generator)
+    if replacement:
+        cumulative = np.cumsum(weights / totals, axis=1)
+        draws = rng.random((weights.shape[0], num_samples))
+        rows = [np.searchsorted(c, d, side="right") for c, d in zip(cumulative, draws)]
+        picked = np.minimum(np.array(rows), n - 1)
+    else:   # the largest weight / Exp(1) keys, as PyTorch's (zero weights come last)
+        keys = weights / rng.exponential(size=weights.shape)
+        picked = np.argsort(-keys, axis=1, kind="stable")[:, :num_samples]
+    picked = picked.astype("int64").reshape(input.shape[:-1] + (num_samples,))
+    return Tensor(devices.move(picked, input.device))
+
+
+def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=None):
+    """The distinct elements (sorted; with ``dim``, the distinct slices along it), with the
+    index of each input element in them and the counts when asked. Not differentiable."""
+    data = devices.host(input._data)
+    if dim is not None:
+        d = _dim(dim, input.ndim)
+        values, inverse, counts = np.unique(data, return_inverse=True, return_counts=True,
+                                            axis=d)
+        inverse = inverse.reshape(-1)
+    else:
+        values, inverse, counts = np.unique(data, return_inverse=True, return_counts=True)
+        inverse = inverse.reshape(input.shape)
+    out = [Tensor(devices.move(values, input.device))]
+    if return_inverse:
+        out.append(Tensor(devices.move(inverse.astype("int64"), input.device)))
+    if return_counts:
+        out.append(Tensor(devices.move(counts.astype("int64"), input.device)))
+    return out[0] if len(out) == 1 else tuple(out)
+
+
+def _bernoulli_(self, p=0.5, *, generator=None):
+    """Fill this tensor with draws that are 1 with probability ``p`` (a number or a tensor
+    that broadcasts to it)."""
+    with autograd.no_grad():
+        if isinstance(p, Tensor):
+            drawn = bernoulli(F.expand(p, self.shape).to(self.dtype), generator=generator)
+        else:
+            drawn = bernoulli(self, p, generator=generator)
+    return self.copy_(drawn)
+
+
+Tensor.bernoulli = lambda self, p=None, *, generator=None: bernoulli(self, p, generator=generator)
+Tensor.bernoulli_ = _bernoulli_
+Tensor.multinomial = multinomial
+Tensor.unique = unique
 
 
 from . import functions as F  # noqa: E402  (the operators build on Tensor)

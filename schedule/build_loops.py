@@ -10,13 +10,15 @@ from __future__ import annotations
 from te.expr import IntImm, Reduce, Var, all_, const
 from te.functor import ExprMutator, free_vars, substitute
 from te.extern import ExternBuffer, ExternOp
+from te.index_check import check_reads
 from te.scan import ScanOp
 from te.tensor import COMM_REDUCE, ComputeOp, PlaceholderOp, Tensor
 
 from .functor import substitute as ir_substitute
 from .bound import _loads, loop_ranges, pass_up
 from .ir import (Allocate, Buffer, BufferLoad, BufferRef, BufferStore, Evaluate, For, ForKind, IfThenElse, LetStmt,
-                 PrimFunc, seq, storage_sync)
+                 PrimFunc, Stmt, seq, storage_sync)
+from .ir_builder import extern_body
 from .simplify import can_prove, simplify
 from .stage import ScheduleError, Split
 
@@ -73,6 +75,7 @@ class _Builder:
                                         "output through a faster memory)")
                 self.outputs.append(buf)
         self._check_outputs_passed(args)
+        self._check_reads()
         self.full_bufs = list(self.outputs)    # stored at their full shape
         for stage in sch.stages:
             if isinstance(stage.op, ScanOp):
@@ -100,6 +103,17 @@ class _Builder:
                 raise ScheduleError(f"lower: {op.name} is an output of the schedule but not "
                                     "in the arguments, so its values would be lost; add "
                                     f"{op.name} to the arguments of te.lower/te.build")
+
+    def _check_reads(self):
+        """No stage computed over its whole domain (at the root) reads outside a tensor where
+        no condition guards the read (te/index_check.py). Attached and inlined stages compute
+        parts of their domain, scan steps start after the init: they are not checked."""
+        for stage in self.sch.stages:
+            if isinstance(stage.op, ComputeOp) and stage.attach_type == "root" and \
+                    stage.scan is None:
+                bad = check_reads(stage.op.axis + stage.op.reduce_axis, stage.op.body)
+                if bad:
+                    raise ScheduleError(f"lower: compute {stage.op.name}: {bad}")
 
     def _bind_scan_buffers(self, stage):
         """A scan's init, update and state are its output buffer, indexed by step."""
@@ -266,6 +280,9 @@ class _Builder:
             refs[ph] = BufferRef(self.stage_buffer(stage, k))
         calls = []
         for call in op.body:
+            if isinstance(call, Stmt):              # loop IR from te.tir.ir_builder
+                calls.append(extern_body(call, {ph: ref.buffer for ph, ref in refs.items()}))
+                continue
             args = tuple(refs[a] if isinstance(a, ExternBuffer) else a for a in call.args)
             calls.append(Evaluate(type(call)(call.op, args, call.dtype)))
         return seq(*calls)

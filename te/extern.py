@@ -5,7 +5,9 @@ Tensor Functions".
 ``te.call_packed("name", ins[0], outs[0], scalars...)``: a call of the function registered
 under ``name`` with ``te.register_func``. The function receives each buffer as a
 ``te.nd.NDArray`` view of its memory (no copy) and scalars as Python numbers; it must fill the
-outputs. The outputs are ordinary tensors that computes may read.
+outputs. Or it returns loop IR written with ``te.tir.ir_builder`` (schedule/ir_builder.py),
+which compiles with the rest of the function. The outputs are ordinary tensors that computes
+may read.
 """
 from __future__ import annotations
 
@@ -65,7 +67,8 @@ class ExternBuffer(Expr):
         return len(self.shape)
 
     def __getitem__(self, index):
-        raise TEError(f"buffer {self.name} of an extern stage cannot be indexed; pass it to "
+        raise TEError(f"buffer {self.name} of an extern stage cannot be indexed directly; "
+                      "index te.tir.ir_builder's ib.buffer_ptr(...) of it, or pass it to "
                       "te.call_packed and work on the array in the registered function")
 
     def __repr__(self):
@@ -155,10 +158,14 @@ def extern(shape, inputs, fcompute, name="extern", dtype=None, in_buffers=None,
                  for n, s, d in zip(out_names, shapes, out_dtypes))
     body = fcompute(list(ins), list(outs))
     bodies = tuple(body) if isinstance(body, (list, tuple)) else (body,)
+    from schedule.ir import Stmt         # the loop IR that te.tir.ir_builder builds
     for b in bodies:
+        if isinstance(b, Stmt):
+            continue
         if not (isinstance(b, Call) and b.op == "tvm_call_packed"):
             raise TEError(f"extern {name}: fcompute must return te.call_packed(...) (or a list "
-                          f"of them), got {b!r}")
+                          f"of them) or the statement of a te.tir.ir_builder (ib.get()), got "
+                          f"{b!r}")
         for a in b.args[1:]:
             if isinstance(a, ExternBuffer) and not any(a is x for x in ins + outs):
                 raise TEError(f"extern {name}: call {b.args[0].value!r} passes buffer {a.name}, "

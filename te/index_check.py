@@ -1,4 +1,4 @@
-"""Reads that are out of bounds on every run, found when a compute is declared.
+"""Reads that are out of bounds on every run of a stage, found when it is lowered.
 
 With constant shapes and axis ranges, the range of an index such as ``A[i + 10]`` is known:
 a read that is not under a condition (``te.if_then_else``, ``te.select``, a reduction's

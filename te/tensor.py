@@ -13,7 +13,6 @@ from dataclasses import dataclass, field
 from . import dtypes
 from .expr import Expr, ExprOp, IntImm, ProducerLoad, Reduce, Var, const, convert
 from .functor import post_order_visit
-from .index_check import check_reads
 
 
 class TEError(ValueError):
@@ -382,9 +381,6 @@ def compute(shape, fcompute, name="compute", tag="", attrs=None):
     bodies = tuple(body) if isinstance(body, (tuple, list)) else (body,)
     bodies = tuple(convert(b) for b in bodies)
     reduce_axis = _check_body(name, bodies)
-    bad_read = check_reads(axis + reduce_axis, bodies)
-    if bad_read:
-        raise TEError(f"compute {name}: {bad_read}")
     op = ComputeOp(name, axis, reduce_axis, bodies, tag, dict(attrs or {}))
     outs = op.outputs
     return outs[0] if len(outs) == 1 else list(outs)

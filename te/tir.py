@@ -9,3 +9,21 @@ from .reduce import min_value, max_value
 
 indexdiv = floordiv
 indexmod = floormod
+
+
+def call_intrin(dtype, name, *args):
+    """An intrinsic by name, as ``tvm.tir.call_intrin``: here the barrier
+    ``call_intrin("int32", "tir.tvm_storage_sync", "shared")`` of ir_builder GPU code."""
+    op = name[4:] if name.startswith("tir.") else name
+    if op == "tvm_storage_sync":
+        return Call(op, (), "int32")        # a barrier of the block (shared memory)
+    raise ValueError(f"call_intrin: unknown intrinsic {name!r}; te.tir has "
+                     "call_intrin('int32', 'tir.tvm_storage_sync', 'shared') and the math "
+                     "functions by name (te.exp, te.sqrt, ...)")
+
+
+def __getattr__(name):
+    if name == "ir_builder":            # te.tir.ir_builder.create(): loop IR for te.extern
+        import importlib
+        return importlib.import_module("schedule.ir_builder")
+    raise AttributeError(f"module 'te.tir' has no attribute {name!r}")

@@ -94,6 +94,18 @@ def _rebuild(template, values):
         return dict(values) if isinstance(template, collections.abc.Mapping) else list(values)
 
 
+def _check_keys(batch):
+    """Every mapping in ``batch`` must have the keys of the first (PyTorch's KeyError names
+    only the key; this names the samples)."""
+    keys = set(batch[0])
+    for k, sample in enumerate(batch):
+        if not isinstance(sample, collections.abc.Mapping) or set(sample) != keys:
+            found = f"keys {list(sample)}" if isinstance(sample, collections.abc.Mapping) \
+                else f"a {type(sample).__name__}"
+            raise RuntimeError("each dict in the batch should have the same keys (sample 0 has "
+                               f"keys {list(batch[0])}, sample {k} has {found})")
+
+
 def collate(batch, *, collate_fn_map=None):
     """Collate ``batch`` (a list of samples of one structure), looking up each leaf's type in
     ``collate_fn_map`` (exact type first, then ``isinstance`` in the map's order) and recursing
@@ -107,6 +119,7 @@ def collate(batch, *, collate_fn_map=None):
             if isinstance(elem, kind):
                 return fn(batch, collate_fn_map=collate_fn_map)
     if isinstance(elem, collections.abc.Mapping):
+        _check_keys(batch)
         return _rebuild(elem, {key: collate([d[key] for d in batch],
                                             collate_fn_map=collate_fn_map) for key in elem})
     if isinstance(elem, tuple) and hasattr(elem, "_fields"):

@@ -142,11 +142,25 @@ class Op(Function):
     node_suffix = "Backward0"
 
 
+def _int_dims(dim):
+    """``dim`` (an int or a sequence of them) as a tuple of ints; PyTorch's TypeError for
+    anything else (``sum(dim=1.0)``, ``sum(dim="x")``)."""
+    if isinstance(dim, (int, np.integer)):
+        return (int(dim),)
+    if not isinstance(dim, (tuple, list)):
+        raise TypeError(f"argument 'dim' must be tuple of ints, not {type(dim).__name__}")
+    for k, d in enumerate(dim):
+        if not isinstance(d, (int, np.integer)):
+            raise TypeError(f"argument 'dim' must be tuple of ints, but found element of type "
+                            f"{type(d).__name__} at pos {k}")
+    return tuple(int(d) for d in dim)
+
+
 def _dims(dim, ndim):
     """Reduced axes as a sorted tuple; None means all."""
     if dim is None:
         return tuple(range(ndim))
-    dims = sorted({_dim(d, ndim) for d in ((dim,) if isinstance(dim, int) else dim)})
+    dims = sorted({_dim(d, ndim) for d in _int_dims(dim)})
     return tuple(d for d in dims if d < ndim)
 
 

@@ -23,7 +23,7 @@ __all__ = ["add", "sub", "subtract", "mul", "multiply", "div", "divide", "true_d
            "greater_equal", "not_equal", "equal", "clamp", "clip", "clamp_min", "clamp_max",
            "maximum", "minimum", "fmod", "remainder", "floor_divide", "lerp", "atan2",
            "logical_and", "logical_or", "logical_xor", "bitwise_and", "bitwise_or",
-           "bitwise_xor", "where", "masked_fill", "cast", "promote_types"
+           "bitwise_xor", "where", "masked_fill", "cast", "promote_types", "addcmul", "addcdiv"
            ] + _unary_names
 
 _KIND = {"b": 0, "u": 1, "i": 1, "f": 2}
@@ -653,3 +653,25 @@ def masked_fill(input, mask, value):
         value = Tensor(np.array(value).astype(input.dtype))
     broadcast_shape(input.shape, mask.shape)
     return MaskedFill.apply(input, mask, value)
+
+
+# ----------------------------------------------------------------------------- composed
+
+def addcmul(input, tensor1, tensor2, *, value=1):
+    """``input + value * tensor1 * tensor2`` (broadcast)."""
+    product = mul(tensor1, tensor2)
+    return add(input, product if value == 1 else mul(product, value))
+
+
+def addcdiv(input, tensor1, tensor2, *, value=1):
+    """``input + value * tensor1 / tensor2`` (broadcast; a true division)."""
+    if all(isinstance(t, Tensor) and not t.is_floating_point() for t in (tensor1, tensor2)):
+        raise RuntimeError("Integer division with addcdiv is no longer supported, and in a "
+                           "future release addcdiv will perform a true division of tensor1 and "
+                           "tensor2. The historic addcdiv behavior can be implemented as "
+                           "(input + value * torch.trunc(tensor1 / tensor2)).to(input.dtype) "
+                           "for integer inputs and as (input + value * tensor1 / tensor2) for "
+                           "float inputs. The future addcdiv behavior is just the latter "
+                           "implementation: (input + value * tensor1 / tensor2), for all dtypes.")
+    quotient = div(tensor1, tensor2)
+    return add(input, quotient if value == 1 else mul(quotient, value))

@@ -14,6 +14,7 @@ import numpy as np
 
 from nn.ops import cpu, declare
 
+from ..tensor import zeros_like
 from .base import FLOATING, Op, Tensor, _kernel, cast
 
 __all__ = ["neg", "negative", "exp", "exp2", "log", "log2", "log10", "log1p", "expm1", "sqrt",
@@ -74,7 +75,12 @@ class Unary(Op):
         else:
             x, out = ctx.saved_tensors
         d = ctx._forward_cls.derivative(x, out)
-        return (g * 0 if d is None else g * d), None
+        if d is None:       # zeros, not g * 0: an inf or NaN gradient still gives 0 (PyTorch)
+            return zeros_like(g, device=g.device), None
+        if isinstance(d, Tensor) and d.dtype == "bool":   # a mask: select (inf * 0 is NaN)
+            from .elementwise import where  # (elementwise builds on this module)
+            return where(d, g, 0.0), None
+        return g * d, None
 
 
 def _unary(name, kernel, derivative=None, integers="float", output_only=False):
@@ -126,7 +132,16 @@ tanh = _unary("tanh", cpu.tanh, lambda x, out: 1 - out * out, output_only=True)
 sigmoid = _unary("sigmoid", cpu.sigmoid, lambda x, out: out * (1 - out), output_only=True)
 reciprocal = _unary("reciprocal", declare.reciprocal, lambda x, out: -(out * out))
 # out != 0, not out > 0: the gradient passes where the output is NaN, as PyTorch's
-relu = _unary("relu", cpu.relu, lambda x, out: (out != 0).to(out.dtype), integers="keep")
+_relu = _unary("relu", cpu.relu, lambda x, out: out != 0, integers="keep")
+
+
+def relu(input, inplace=False):
+    """Elementwise ``relu``; ``inplace`` writes it into ``input`` (``F.relu(x, inplace=True)``,
+    as PyTorch's functional form)."""
+    _check(input, "relu")
+    return input._inplace(_relu) if inplace else _relu(input)
+
+
 square_ = _unary("square", declare.square, lambda x, out: x * 2, integers="keep")
 abs_ = _unary("abs", declare.abs, lambda x, out: x.sign(), integers="keep")
 sign_ = _unary("sign", declare.sign, integers="keep")

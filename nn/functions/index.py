@@ -23,6 +23,7 @@ from nn.ops import index as ops
 from .. import autograd
 from .. import device as devices
 from .base import Op, Tensor, _dim, _kernel
+from .elementwise import where
 from .shape import Select, Slice, SliceBackward, _run, contiguous_data, unsqueeze
 
 __all__ = ["getitem", "setitem_", "gather", "scatter", "scatter_add", "index_select",
@@ -422,6 +423,15 @@ def _view_positions(view, base):
                               view._data.dtype.itemsize)
 
 
+def _zero_at(g, positions):
+    """``g`` with zeros at the flat ``positions`` (a select, not a product with a 0/1 mask:
+    an inf or NaN there must still give zero, as PyTorch's ``CopySlices``)."""
+    overwritten = np.zeros(g.numel(), bool)
+    overwritten[positions.reshape(-1)] = True
+    mask = Tensor(devices.move(overwritten.reshape(g.shape), g.device))
+    return where(mask, 0.0, g)
+
+
 class CopySlices(Op):
     """The node of a tensor written in place inside the graph: ``src`` went into ``base`` at
     flat ``positions``. Its forward does nothing (the write has happened already); the
@@ -438,9 +448,7 @@ class CopySlices(Op):
         need = ctx.needs_input_grad
         grad_base = grad_src = None
         if need[0]:
-            keep = np.ones(g.numel(), g.dtype)
-            keep[ctx.positions.reshape(-1)] = 0
-            grad_base = g * Tensor(devices.move(keep.reshape(g.shape), g.device))
+            grad_base = _zero_at(g, ctx.positions)
         if need[1]:
             grad_src = Take.apply(g, ctx.positions)
         return grad_base, grad_src, None

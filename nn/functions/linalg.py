@@ -29,6 +29,49 @@ def _same_dtype(a, b, what):
                            f"{a.dtype} and {b.dtype}")
 
 
+_SCALAR = {"float32": ("Float", "float"), "float64": ("Double", "double"),
+           "float16": ("Half", "c10::Half"), "bfloat16": ("BFloat16", "c10::BFloat16"),
+           "int64": ("Long", "long int"), "int32": ("Int", "int"), "int16": ("Short", "short int"),
+           "int8": ("Char", "signed char"), "uint8": ("Byte", "unsigned char"),
+           "bool": ("Bool", "bool")}
+
+
+def _scalar(dtype, c_name=False):
+    """PyTorch's name of ``dtype`` in its messages: ``Float``, or the C++ ``float``."""
+    return _SCALAR.get(dtype, (dtype, dtype))[c_name]
+
+
+def _mm_dtypes(a, b):
+    """PyTorch's check of ``mm`` (and of ``matmul`` where it folds to ``mm``)."""
+    if a.dtype != b.dtype:
+        raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: "
+                           f"{_scalar(a.dtype, True)} != {_scalar(b.dtype, True)}")
+
+
+def _bmm_dtypes(a, b):
+    """PyTorch's check of ``bmm`` (and of batched ``matmul``)."""
+    if a.dtype != b.dtype:
+        raise RuntimeError(f"expected scalar type {_scalar(a.dtype)} but found "
+                           f"{_scalar(b.dtype)}")
+
+
+def _matmul_dtypes(a, b):
+    """The dtype check of ``matmul`` as PyTorch makes it for each case of ranks: ``dot``,
+    ``mv``, ``mm`` (a batch folded into rows) or ``bmm``."""
+    if a.dtype == b.dtype:
+        return
+    if a.ndim == 1 and b.ndim == 1:
+        raise RuntimeError(f"dot : expected both vectors to have same dtype, but found "
+                           f"{_scalar(a.dtype)} and {_scalar(b.dtype)}")
+    if a.ndim == 2 and b.ndim == 1:
+        v, m = _scalar(b.dtype), _scalar(a.dtype)
+        raise RuntimeError(f"addmv input tensors must have the same dtype, but got {v}, {m}, "
+                           f"and {v}")
+    if b.ndim <= 2:
+        _mm_dtypes(a, b)
+    _bmm_dtypes(a, b)
+
+
 class Mm(Op):
     """``a @ b`` for two matrices."""
 
@@ -139,7 +182,7 @@ def mm(input, mat2):
         raise RuntimeError(f"mat2 must be a matrix (a 2-D tensor), got a {mat2.ndim}-D tensor "
                            f"of shape {list(mat2.shape)}")
     _check_inner(input.shape, mat2.shape, input.shape, mat2.shape)
-    _same_dtype(input, mat2, "mm")
+    _mm_dtypes(input, mat2)
     return Mm.apply(input, mat2)
 
 
@@ -156,7 +199,7 @@ def bmm(input, mat2):
         raise RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: "
                            f"[{input.shape[0]}, {input.shape[2]}] but got: "
                            f"[{mat2.shape[0]}, {mat2.shape[1]}].")
-    _same_dtype(input, mat2, "bmm")
+    _bmm_dtypes(input, mat2)
     return Bmm.apply(input, mat2, False, False)
 
 
@@ -166,6 +209,7 @@ def matmul(input, other):
     if a.ndim == 0 or b.ndim == 0:
         raise RuntimeError("both arguments to matmul need to be at least 1D, but they are "
                            f"{a.ndim}D and {b.ndim}D")
+    _matmul_dtypes(a, b)
     if a.ndim == 1 or b.ndim == 1:
         out = matmul(a.unsqueeze(0) if a.ndim == 1 else a, b.unsqueeze(-1) if b.ndim == 1 else b)
         if b.ndim == 1:
@@ -244,6 +288,7 @@ def mv(input, vec):
     """The product of a matrix and a vector."""
     if input.ndim != 2 or vec.ndim != 1:
         raise RuntimeError(f"vector + matrix @ vector expected, got {input.ndim}, {vec.ndim}")
+    _matmul_dtypes(input, vec)
     return mm(input, vec.unsqueeze(1)).squeeze(1)
 
 
@@ -256,7 +301,7 @@ def dot(input, other):
         raise RuntimeError(f"inconsistent tensor size, expected tensor [{input.shape[0]}] and "
                            f"src [{other.shape[0]}] to have the same number of elements, but "
                            "got different sizes")
-    _same_dtype(input, other, "dot")
+    _matmul_dtypes(input, other)
     return mm(input.unsqueeze(0), other.unsqueeze(1)).reshape(())
 
 

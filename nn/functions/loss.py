@@ -56,6 +56,12 @@ def _reduce(loss, reduction):
 
 def _unbatched(fn, input, target, *args):
     """``fn`` on one sample (C,) as a batch of one; the loss is 0-d in every reduction."""
+    if not target.is_floating_point():
+        if target.ndim > 1:
+            raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
+        if target.ndim == 1 and target.shape[0] != 1:
+            raise ValueError("For 1D input, 1D target must have size 1, but got target size: "
+                             f"{target.shape[0]}")
     target = target.unsqueeze(0) if target.is_floating_point() else target.reshape(1)
     return fn(input.unsqueeze(0), target, *args).reshape(())
 
@@ -426,9 +432,12 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
         raise ValueError(f"Using a target size ({list(target.shape)}) that is different to "
                          f"the input size ({list(input.shape)}) is deprecated. Please ensure "
                          "they have the same size.")
-    data = devices.host(input._data)      # the range check, on the host
-    if np.any((data < 0) | (data > 1)):
+    data = devices.host(input._data)      # the range checks, on the host (NaN fails them,
+    if not np.all((data >= 0) & (data <= 1)):   # as PyTorch's)
         raise RuntimeError("all elements of input should be between 0 and 1")
+    data = devices.host(target._data)
+    if not np.all((data >= 0) & (data <= 1)):
+        raise RuntimeError("all elements of target should be between 0 and 1")
     return _pointwise("bce", input, target, reduction, weight=weight)
 
 

@@ -23,7 +23,7 @@ from .shape import cat as _cat, expand
 
 __all__ = ["sum", "mean", "max", "min", "amax", "amin", "argmax", "argmin", "var", "std",
            "var_mean", "std_mean", "prod", "logsumexp", "all", "any", "softmax", "log_softmax",
-           "softmin", "cumsum", "cumprod", "norm"]
+           "softmin", "cumsum", "cumprod", "norm", "nanmean"]
 
 FUSED = declare.schedule_fused_reduce
 min_result = collections.namedtuple("min", ["values", "indices"])
@@ -120,6 +120,19 @@ def mean(input, dim=None, keepdim=False, *, dtype=None):
     return (Mean if dim is None else MeanDim).apply(input, _all_dims(dim, input.ndim), keepdim)
 
 
+def nanmean(input, dim=None, keepdim=False, *, dtype=None):
+    """The mean over ``dim`` of the elements that are not NaN (NaN where there are none):
+    the sum with NaNs replaced by zeros over their count."""
+    if dtype is not None:
+        input = cast(input, _dtype(dtype))
+    _floating_only(input, "nanmean", "nanmean(): expected input to have floating point or "
+                   f"complex dtype but got {input.dtype.capitalize()}")
+    missing = input.isnan()
+    total = sum(where(missing, 0.0, input), dim, keepdim)
+    count = sum(missing.logical_not().to(input.dtype), dim, keepdim)
+    return total / count
+
+
 # ----------------------------------------------------------------------------- max, min
 
 class Max(Op):
@@ -144,8 +157,9 @@ class Max(Op):
         kept = _kept(ctx.shape, (ctx.dim,))
         positions = arange(ctx.shape[ctx.dim], device=g.device).reshape(
             tuple(-1 if d == ctx.dim else 1 for d in range(len(ctx.shape))))
-        mask = (positions == indices.reshape(kept)).to(g.dtype)
-        return mask * g.reshape(kept), None, None
+        chosen = positions == indices.reshape(kept)
+        # a select, not a product with a 0/1 mask: an inf gradient leaves the others at 0
+        return where(chosen, g.reshape(kept), 0.0), None, None
 
 
 class Min(Max):

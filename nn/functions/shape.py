@@ -21,7 +21,7 @@ __all__ = ["expand", "view", "reshape", "permute", "transpose", "swapaxes", "swa
            "unsqueeze", "squeeze", "flatten", "unflatten", "movedim", "moveaxis", "narrow",
            "repeat", "tile", "cat", "concat", "concatenate", "stack", "hstack", "vstack",
            "split", "chunk", "unbind", "flip", "roll", "diagonal", "tril", "triu",
-           "contiguous"]
+           "contiguous", "broadcast_to", "broadcast_tensors", "meshgrid", "diff"]
 
 
 # ----------------------------------------------------------------------------- helpers
@@ -428,16 +428,30 @@ def _check_shape(x, shape):
             raise RuntimeError(f"invalid shape dimension {n}")
 
 
+def _int_sizes(shape, what, name):
+    """``shape`` as a tuple of ints: PyTorch's TypeError for a size that is not one
+    (``reshape(2.0, 3)``); 0-d integer tensors count as ints."""
+    sizes = []
+    for k, n in enumerate(shape):
+        if isinstance(n, Tensor) and n.ndim == 0 and not n.is_floating_point():
+            n = n.item()
+        if not isinstance(n, (int, np.integer)):
+            raise TypeError(f"{what}(): argument '{name}' (position 1) must be tuple of ints, "
+                            f"but found element of type {type(n).__name__} at pos {k}")
+        sizes.append(int(n))
+    return tuple(sizes)
+
+
 def view(x, shape):
     """``x`` with a new ``shape`` on the same storage (one size may be -1)."""
-    shape = tuple(int(n) for n in shape)
+    shape = _int_sizes(shape, "view", "size")
     _check_shape(x, shape)
     return View.apply(x, shape, False)
 
 
 def reshape(x, shape):
     """``x`` with a new ``shape``: a view when the strides allow it, else a copy."""
-    shape = tuple(int(n) for n in shape)
+    shape = _int_sizes(shape, "reshape", "shape")
     _check_shape(x, shape)
     return View.apply(x, shape, None)
 
@@ -577,6 +591,10 @@ def tile(input, dims):
 
 
 def _tensors(tensors, what):
+    if isinstance(tensors, Tensor) or not isinstance(tensors, (tuple, list)) and \
+            not hasattr(tensors, "__iter__"):
+        raise TypeError(f"{what}(): argument 'tensors' (position 1) must be tuple of Tensors, "
+                        f"not {type(tensors).__name__}")
     tensors = list(tensors)
     if not tensors:
         raise ValueError(f"{what}(): expected a non-empty list of Tensors")
@@ -734,3 +752,65 @@ def triu(input, diagonal=0):
 def contiguous(x, memory_format=None):
     """``x`` itself when its storage is contiguous, else a contiguous copy (a kernel)."""
     return x if x._data.flags.c_contiguous else Clone.apply(x)
+
+
+# ----------------------------------------------------------------------------- composed views
+
+def broadcast_to(input, size):
+    """``input`` broadcast to ``size`` (``expand``, under numpy's name)."""
+    return expand(input, tuple(size))
+
+
+def broadcast_tensors(*tensors):
+    """The tensors broadcast to their common shape (views)."""
+    shape = np.broadcast_shapes(*(t.shape for t in tensors))
+    return tuple(expand(t, shape) for t in tensors)
+
+
+def meshgrid(*tensors, indexing="ij"):
+    """Coordinate grids of the 1-D (or 0-d) ``tensors``: with "ij" the ``k``-th grid varies
+    along dimension ``k``; with "xy" the first two dimensions are swapped (Cartesian)."""
+    if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
+        tensors = tuple(tensors[0])
+    if indexing not in ("ij", "xy"):
+        raise RuntimeError(f"torch.meshgrid: indexing must be one of \"xy\" or \"ij\", but "
+                           f"received: {indexing}")
+    if not tensors:
+        raise RuntimeError("torch.meshgrid expects a non-empty TensorList")
+    for t in tensors:
+        if t.ndim > 1:
+            raise RuntimeError(f"torch.meshgrid: Expected 0D or 1D tensor in the tensor list "
+                               f"but got: {t}")
+        if t.dtype != tensors[0].dtype:
+            raise RuntimeError("torch.meshgrid: Expected all tensors in the tensor list to "
+                               "have the same dtype")
+    flat = [t.reshape(-1) for t in tensors]
+    shape = tuple(t.shape[0] for t in flat)
+    grids = [expand(t.reshape([-1 if d == k else 1 for d in range(len(flat))]), shape)
+             for k, t in enumerate(flat)]
+    if indexing == "xy" and len(grids) >= 2:
+        grids = [transpose(g, 0, 1) for g in grids]
+    return tuple(grids)
+
+
+def diff(input, n=1, dim=-1, prepend=None, append=None):
+    """The ``n``-th forward difference along ``dim`` (``prepend``/``append`` joined to
+    ``input`` first), as differences of two ``narrow`` views."""
+    if input.ndim == 0:
+        raise RuntimeError("diff expects input to be at least one-dimensional")
+    if not isinstance(n, int) or n < 0:
+        raise RuntimeError(f"order must be non-negative but got {n}")
+    d = _dim(dim, input.ndim)
+    parts = [t for t in (prepend, input, append) if t is not None]
+    for t in parts:
+        if t.ndim != input.ndim:
+            raise RuntimeError("diff expects prepend or append to be the same dimension as "
+                               "input")
+    x = cat(parts, d) if len(parts) > 1 else input
+    for _ in range(n):
+        length = x.shape[d] - 1
+        if length <= 0:
+            return narrow(x, d, 0, 0)
+        x = narrow(x, d, 1, length) - narrow(x, d, 0, length) if x.dtype != "bool" else \
+            narrow(x, d, 1, length) != narrow(x, d, 0, length)
+    return x

@@ -93,6 +93,38 @@ class Sequential(Module):
         del self[key]
         return module
 
+    def __add__(self, other):
+        """A new Sequential of this one's modules then ``other``'s (the same objects)."""
+        if not isinstance(other, Sequential):
+            raise ValueError("add operator supports only objects of Sequential class, but "
+                             f"{type(other)} is given.")
+        return Sequential(*self, *other)
+
+    def __iadd__(self, other):
+        if not isinstance(other, Sequential):
+            raise ValueError("add operator supports only objects of Sequential class, but "
+                             f"{type(other)} is given.")
+        return self.extend(list(other))
+
+    def _repeats(self, other):
+        """``other`` as a repeat count for ``*``, with PyTorch's errors."""
+        if isinstance(other, bool) or not isinstance(other, int):
+            raise TypeError(f"unsupported operand type(s) for *: {type(self)} and "
+                            f"{type(other)}")
+        if other <= 0:
+            raise ValueError(f"Non-positive multiplication factor {other} for {type(self)}")
+        return other
+
+    def __mul__(self, other):
+        """A new Sequential of this one's modules repeated ``other`` times (the same
+        objects, so the repeats share their parameters)."""
+        return Sequential(*(list(self) * self._repeats(other)))
+
+    __rmul__ = __mul__
+
+    def __imul__(self, other):
+        return self.extend(list(self) * (self._repeats(other) - 1))
+
     def forward(self, input):
         for module in self:
             input = module(input)
@@ -129,6 +161,10 @@ class ModuleList(Module):
 
     def __iadd__(self, modules):
         return self.extend(modules)
+
+    def __add__(self, other):
+        """A new ModuleList of this one's modules then ``other``'s (the same objects)."""
+        return ModuleList(list(self)).extend(other)
 
     def append(self, module):
         self.add_module(str(len(self)), module)
@@ -219,7 +255,7 @@ class ModuleDict(Module):
 
     def update(self, modules):
         """Add ``modules``: a mapping, or an iterable of (key, module) pairs."""
-        if isinstance(modules, collections.abc.Mapping):
+        if isinstance(modules, (collections.abc.Mapping, ModuleDict)):
             items = modules.items()
         elif isinstance(modules, collections.abc.Iterable):
             items = []
@@ -383,7 +419,7 @@ class ParameterDict(Module):
 
     def update(self, values):
         """Add ``values``: a mapping, or an iterable of (key, parameter) pairs."""
-        if isinstance(values, collections.abc.Mapping):
+        if isinstance(values, (collections.abc.Mapping, ParameterDict)):
             items = values.items()
         elif isinstance(values, collections.abc.Iterable):
             items = []
@@ -402,6 +438,15 @@ class ParameterDict(Module):
         merged = self.copy()
         merged.update(other)
         return merged
+
+    def __ror__(self, other):
+        merged = ParameterDict(other)
+        merged.update(self)
+        return merged
+
+    def __ior__(self, other):
+        self.update(other)
+        return self
 
     def extra_repr(self):
         return "\n".join(f"  ({k}): {_tensor_repr(p)}" for k, p in self.items())

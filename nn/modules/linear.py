@@ -19,6 +19,17 @@ def _features(layer, **sizes):
             raise ValueError(f"{layer}: {name} must be a non-negative int, got {n!r}")
 
 
+def _check_tensor(fn, value, name="input", position=1):
+    """PyTorch's TypeError when a layer gets something that is not a Tensor (an array, a list):
+    ``linear(): argument 'input' (position 1) must be Tensor, not numpy.ndarray``."""
+    if not isinstance(value, Tensor):
+        kind = type(value)
+        kind = kind.__qualname__ if kind.__module__ == "builtins" else \
+            f"{kind.__module__}.{kind.__qualname__}"
+        raise TypeError(f"{fn}(): argument '{name}' (position {position}) must be Tensor, "
+                        f"not {kind}")
+
+
 def _parameter(shape, device, dtype):
     """A Parameter of ``shape`` on ``device`` with unset values (reset_parameters fills it)."""
     data = np.empty(shape, dtype_name(dtype or "float32"))
@@ -60,6 +71,7 @@ class Linear(Module):
             init.uniform_(self.bias, -bound, bound)
 
     def forward(self, input):
+        _check_tensor("linear", input)
         return F.linear(input, self.weight, self.bias)
 
     def extra_repr(self):
@@ -93,6 +105,8 @@ class Bilinear(Module):
             init.uniform_(self.bias, -bound, bound)
 
     def forward(self, input1, input2):
+        _check_tensor("bilinear", input1, "input1", 1)
+        _check_tensor("bilinear", input2, "input2", 2)
         return F.bilinear(input1, input2, self.weight, self.bias)
 
     def extra_repr(self):
@@ -140,6 +154,7 @@ class LazyLinear(Linear):
             self.in_features = self.weight.shape[1]
 
     def forward(self, input):
+        _check_tensor("linear", input)
         self.initialize_parameters(input)
         self.__class__ = self.cls_to_become
         return self.forward(input)

@@ -506,10 +506,24 @@ class Module:
 
     def _load_from_state_dict(self, state_dict, prefix, strict, missing_keys, unexpected_keys,
                               error_msgs, assign=False):
+        for name, param, value in self._loadable(state_dict, prefix, strict, missing_keys,
+                                                 unexpected_keys, error_msgs):
+            if isinstance(param, UninitializedParameter):
+                param.materialize(value.shape)
+            if assign:
+                self._assign_loaded(name, param, value)
+            else:
+                init._write(param, host(value._data))
+
+    def _loadable(self, state_dict, prefix, strict, missing_keys, unexpected_keys, error_msgs):
+        """The ``(name, tensor, checkpoint value)`` triples this module (not its children) would
+        load from ``state_dict``; the missing and unexpected keys and the errors (a value that
+        is no tensor, a size mismatch) go to the lists. Nothing is copied."""
         persistent = {k: v for k, v in self._buffers.items()
                       if k not in self._non_persistent_buffers_set}
         local = {k: v for k, v in itertools.chain(self._parameters.items(), persistent.items())
                  if v is not None}
+        loadable = []
         for name, param in local.items():
             key = prefix + name
             if key not in state_dict:
@@ -521,17 +535,12 @@ class Module:
                                   "nn.Tensor or Tensor-like object from checkpoint but "
                                   f"received {type(value)}")
                 continue
-            if isinstance(param, UninitializedParameter):
-                param.materialize(value.shape)
-            elif value.shape != param.shape:
+            if not isinstance(param, UninitializedParameter) and value.shape != param.shape:
                 error_msgs.append(f"size mismatch for {key}: copying a param with shape "
                                   f"{list(value.shape)} from checkpoint, the shape in current "
                                   f"model is {list(param.shape)}.")
                 continue
-            if assign:
-                self._assign_loaded(name, param, value)
-            else:
-                init._write(param, host(value._data))
+            loadable.append((name, param, value))
         if strict:
             for key in state_dict:
                 if not key.startswith(prefix):
@@ -540,6 +549,7 @@ class Module:
                 # a dotted rest names something inside a child module
                 if (head not in self._modules) if dot else (head not in local):
                     unexpected_keys.append(key)
+        return loadable
 
     def _assign_loaded(self, name, current, value):
         """``load_state_dict(assign=True)``: keep the checkpoint's tensor itself (detached),
@@ -555,20 +565,15 @@ class Module:
         (with ``assign``, take the checkpoint's tensors instead of copying into ours).
 
         Returns ``(missing_keys, unexpected_keys)``; with ``strict`` either list being non-empty
-        is an error, as is a shape mismatch in any mode.
+        is an error, as is a shape mismatch in any mode. All or nothing: every key is checked
+        before the first copy, so a load that raises leaves the module as it was.
         """
         if not isinstance(state_dict, collections.abc.Mapping):
             raise TypeError(f"Expected state_dict to be dict-like, got {type(state_dict)}.")
-        missing, unexpected, errors = [], [], []
-
-        def load(module, prefix):
-            module._load_from_state_dict(state_dict, prefix, True, missing, unexpected, errors,
-                                         assign)
-            for name, child in module._modules.items():
-                if child is not None:
-                    load(child, prefix + name + ".")
-
-        load(self, "")
+        missing, unexpected, errors = self._load_pass(state_dict, assign, dry_run=True)
+        if not errors and not (strict and (missing or unexpected)):
+            # all or nothing: the copies start only once every key has been checked
+            missing, unexpected, errors = self._load_pass(state_dict, assign, dry_run=False)
         if strict:
             if unexpected:
                 errors.insert(0, "Unexpected key(s) in state_dict: {}. ".format(
@@ -580,6 +585,25 @@ class Module:
             raise RuntimeError("Error(s) in loading state_dict for {}:\n\t{}".format(
                 self._get_name(), "\n\t".join(errors)))
         return _IncompatibleKeys(missing, unexpected)
+
+    def _load_pass(self, state_dict, assign, dry_run):
+        """One walk of ``load_state_dict`` over the module tree: ``(missing, unexpected,
+        errors)``. A dry run copies nothing (a module that overrides ``_load_from_state_dict``
+        is checked by its own method in the real pass only)."""
+        missing, unexpected, errors = [], [], []
+
+        def load(module, prefix):
+            if not dry_run:
+                module._load_from_state_dict(state_dict, prefix, True, missing, unexpected,
+                                             errors, assign)
+            elif type(module)._load_from_state_dict is Module._load_from_state_dict:
+                module._loadable(state_dict, prefix, True, missing, unexpected, errors)
+            for name, child in module._modules.items():
+                if child is not None:
+                    load(child, prefix + name + ".")
+
+        load(self, "")
+        return missing, unexpected, errors
 
     # --------------------------------------------------------------- printing
 

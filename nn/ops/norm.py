@@ -58,7 +58,10 @@ def batch_norm_train(x, *affine, eps):
     count = _int(x.shape[0]) * _int(x.shape[2])
     s1, s2 = _channel_stats(x)
     dt = x.dtype
-    mean = te.compute(s1.shape, lambda c: x[0, c, 0] + s1[c] / _c(count, dt), name="mean")
+    if count:
+        mean = te.compute(s1.shape, lambda c: x[0, c, 0] + s1[c] / _c(count, dt), name="mean")
+    else:                       # an empty batch: 0 / 0, as PyTorch (x[0] does not exist)
+        mean = te.compute(s1.shape, lambda c: s1[c] / _c(count, dt), name="mean")
     var = te.compute(s1.shape, lambda c: te.max(
         (s2[c] - s1[c] * s1[c] / _c(count, dt)) / _c(count, dt), _c(0.0, dt)), name="var")
     y = _normalize(x, mean, var, affine, eps, "y")

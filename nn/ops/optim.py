@@ -16,11 +16,20 @@ off, nesterov, amsgrad, centered, momentum) are compile-time keywords.
     adagrad_update   p, g, sum                            p, sum
     rmsprop_update   p, g, square_avg [, momentum_buffer] p, square_avg [, momentum_buffer]
                      [, grad_avg]                         [, grad_avg]
+    adamax_update    p, g, exp_avg, exp_inf               p, exp_avg, exp_inf
+    adadelta_update  p, g, square_avg, acc_delta          p, square_avg, acc_delta
+    nadam_update     p, g, exp_avg, exp_avg_sq            p, exp_avg, exp_avg_sq
+    radam_update     p, g, exp_avg, exp_avg_sq            p, exp_avg, exp_avg_sq
 
 ``h`` holds, in order: sgd (-lr, weight_decay, momentum applied to the buffer, 1 - dampening,
 momentum); adam (-lr / bias_correction1, 1 - beta1, beta2, 1 - beta2, sqrt(bias_correction2),
 eps, weight_decay, 1 - lr * weight_decay); adagrad (-clr, weight_decay, eps); rmsprop (-lr,
-alpha, 1 - alpha, eps, weight_decay, momentum). The arithmetic follows PyTorch's single-tensor
+alpha, 1 - alpha, eps, weight_decay, momentum); adamax (-lr / bias_correction1, 1 - beta1,
+beta2, eps, weight_decay); adadelta (-lr, rho, 1 - rho, eps, weight_decay); nadam (-lr * (1 -
+mu) / (1 - mu_product), 1 - beta1, beta2, 1 - beta2, bias_correction2, eps, weight_decay,
+1 - lr * weight_decay, -lr * mu_next / (1 - mu_product_next)); radam (lr, 1 - beta1, beta2,
+1 - beta2, bias_correction1, sqrt(bias_correction2), eps, weight_decay, 1 - lr *
+weight_decay, rect). The arithmetic follows PyTorch's single-tensor
 implementations operation by operation (``addcdiv`` as ``p + value * (a / b)``, ``lerp`` as
 ``a + w * (b - a)``).
 """
@@ -33,7 +42,7 @@ from . import cpu
 from .cpu_util import num_elements, schedule_rows
 
 __all__ = ["sgd_update", "adam_update", "adagrad_update", "rmsprop_update",
-           "schedule_update"]
+           "adamax_update", "adadelta_update", "nadam_update", "radam_update", "schedule_update"]
 
 
 def _gradient(p, g, i, h, weight_decay_at, maximize, weight_decay):
@@ -116,6 +125,65 @@ def rmsprop_update(p, g, square_avg, *rest, weight_decay=False, momentum=False,
             outs.append(mean)
         return (new, *outs)
     return _outputs(p, body, "rmsprop_update")
+
+
+def _decayed(p, i, h, at, weight_decay):
+    """The parameter a decoupled weight decay scales first (``p * (1 - lr * wd)``, h[at])."""
+    return p[i] * h[at] if weight_decay == "decoupled" else p[i]
+
+
+def adamax_update(p, g, exp_avg, exp_inf, h, *, weight_decay=False, maximize=False):
+    """Adamax: ``m = lerp(m, g, 1 - beta1)``, ``u = max(beta2 * u, |g| + eps)``;
+    ``p += -clr * m / u``."""
+    def body(i):
+        grad = _gradient(p, g, i, h, 4, maximize, weight_decay)
+        m = exp_avg[i] + h[1] * (grad - exp_avg[i])
+        u = te.max(exp_inf[i] * h[2], te.abs(grad) + h[3])
+        return p[i] + h[0] * (m / u), m, u
+    return _outputs(p, body, "adamax_update")
+
+
+def adadelta_update(p, g, square_avg, acc_delta, h, *, weight_decay=False, maximize=False):
+    """Adadelta: ``sq = rho * sq + (1 - rho) * g * g``, ``delta = sqrt(acc + eps) /
+    sqrt(sq + eps) * g``, ``acc = rho * acc + (1 - rho) * delta * delta``; ``p += -lr *
+    delta``."""
+    def body(i):
+        grad = _gradient(p, g, i, h, 4, maximize, weight_decay)
+        sq = square_avg[i] * h[1] + h[2] * grad * grad
+        delta = te.sqrt(acc_delta[i] + h[3]) / te.sqrt(sq + h[3]) * grad
+        acc = acc_delta[i] * h[1] + h[2] * delta * delta
+        return p[i] + h[0] * delta, sq, acc
+    return _outputs(p, body, "adadelta_update")
+
+
+def nadam_update(p, g, exp_avg, exp_avg_sq, h, *, weight_decay="none", maximize=False):
+    """NAdam: Adam's moments, then ``p += c_g * g / denom + c_m * m / denom`` with
+    ``denom = sqrt(v / bias_correction2) + eps`` and the momentum-schedule coefficients
+    ``c_g``, ``c_m`` (h[0], h[8]) from the host."""
+    def body(i):
+        grad = _gradient(p, g, i, h, 6, maximize, weight_decay == "l2")
+        param = _decayed(p, i, h, 7, weight_decay)
+        m = exp_avg[i] + h[1] * (grad - exp_avg[i])
+        v = exp_avg_sq[i] * h[2] + h[3] * grad * grad
+        denom = te.sqrt(v / h[4]) + h[5]
+        return param + h[0] * (grad / denom) + h[8] * (m / denom), m, v
+    return _outputs(p, body, "nadam_update")
+
+
+def radam_update(p, g, exp_avg, exp_avg_sq, h, *, weight_decay="none", rectify=False,
+                 maximize=False):
+    """RAdam: Adam's moments; ``p -= m / bias_correction1 * lr * (sqrt(bias_correction2) /
+    (sqrt(v) + eps) * rect`` when ``rectify``, the variance being tractable)."""
+    def body(i):
+        grad = _gradient(p, g, i, h, 7, maximize, weight_decay == "l2")
+        param = _decayed(p, i, h, 8, weight_decay)
+        m = exp_avg[i] + h[1] * (grad - exp_avg[i])
+        v = exp_avg_sq[i] * h[2] + h[3] * grad * grad
+        step = m / h[4] * h[0]
+        if rectify:
+            step = step * (h[5] / (te.sqrt(v) + h[6])) * h[9]
+        return param - step, m, v
+    return _outputs(p, body, "radam_update")
 
 
 def _outputs(p, body, name):

@@ -8,7 +8,7 @@ import math
 from nn.ops.optim import adam_update
 
 from ..tensor import tensor, zeros_like
-from .optimizer import Optimizer, count_step, no_differentiable
+from .optimizer import Optimizer, check_betas, check_numbers, count_step, no_differentiable
 
 __all__ = ["Adam", "AdamW"]
 
@@ -27,14 +27,12 @@ class Adam(Optimizer):
     def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0,
                  amsgrad=False, *, foreach=None, maximize=False, capturable=False,
                  differentiable=False, fused=None, decoupled_weight_decay=False):
+        check_numbers(lr=lr, eps=eps, weight_decay=weight_decay)
+        check_betas(betas)
         if not 0.0 <= lr:
             raise ValueError(f"Invalid learning rate: {lr}")
         if not 0.0 <= eps:
             raise ValueError(f"Invalid epsilon value: {eps}")
-        if not 0.0 <= betas[0] < 1.0:
-            raise ValueError(f"Invalid beta parameter at index 0: {betas[0]}")
-        if not 0.0 <= betas[1] < 1.0:
-            raise ValueError(f"Invalid beta parameter at index 1: {betas[1]}")
         if not 0.0 <= weight_decay:
             raise ValueError(f"Invalid weight_decay value: {weight_decay}")
         no_differentiable(differentiable)

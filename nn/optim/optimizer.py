@@ -13,6 +13,7 @@ from __future__ import annotations
 import copy
 import functools
 import itertools
+import numbers
 import warnings
 from collections import defaultdict
 
@@ -230,6 +231,32 @@ def _cast(param, index, key, value):
 
 # ----------------------------------------------------------------------------- the kernel
 
+def check_numbers(**values):
+    """A TypeError naming the hyper-parameter when one is not a number (PyTorch's comparison
+    would fail with "'<' not supported ..."): ``check_numbers(lr=lr, eps=eps)``, named as
+    PyTorch's range errors name them. A Tensor (a learning rate) passes."""
+    for name, value in values.items():
+        if isinstance(value, Tensor):
+            continue
+        if isinstance(value, bool) or not isinstance(value, numbers.Real):
+            raise TypeError(f"Invalid {_LABELS.get(name, name + ' value')}: {value!r} "
+                            f"(expected a float, got {type(value).__name__})")
+
+
+_LABELS = {"lr": "learning rate", "eps": "epsilon value",
+           "beta0": "beta parameter at index 0", "beta1": "beta parameter at index 1"}
+
+
+def check_betas(betas):
+    """``betas`` must be a pair of numbers, each in [0, 1)."""
+    if not isinstance(betas, (tuple, list)) or len(betas) != 2:
+        raise ValueError(f"Invalid betas: {betas!r} (expected a pair (beta1, beta2))")
+    check_numbers(beta0=betas[0], beta1=betas[1])
+    for k, beta in enumerate(betas):
+        if not 0.0 <= beta < 1.0:
+            raise ValueError(f"Invalid beta parameter at index {k}: {beta}")
+
+
 def no_differentiable(differentiable):
     """nn's optimizers update parameters outside the graph, as PyTorch's do by default."""
     if differentiable:
@@ -284,6 +311,9 @@ def fused_update(declare, p, grad, state, names, hyper, spares, **flags):
         raise RuntimeError(f"{declare.__name__}: the gradient of a parameter of shape "
                            f"{list(p.shape)}, {p.dtype} on {p.device} is {list(grad.shape)}, "
                            f"{grad.dtype} on {grad.device}; they must match")
+    if not p.is_floating_point():
+        raise RuntimeError(f"{declare.__name__}: cannot update a parameter of dtype {p.dtype}; "
+                           "optimizers update floating point tensors only")
     n, dtype, gpu = p.numel(), p._data.dtype, p.is_cuda
     if n == 0:
         return

@@ -6,7 +6,7 @@ from __future__ import annotations
 from nn.ops.optim import rmsprop_update
 
 from ..tensor import tensor, zeros_like
-from .optimizer import Optimizer, count_step, no_differentiable
+from .optimizer import Optimizer, check_numbers, count_step, no_differentiable
 
 __all__ = ["RMSprop"]
 
@@ -24,6 +24,8 @@ class RMSprop(Optimizer):
     def __init__(self, params, lr=1e-2, alpha=0.99, eps=1e-8, weight_decay=0, momentum=0,
                  centered=False, capturable=False, foreach=None, maximize=False,
                  differentiable=False):
+        check_numbers(lr=lr, eps=eps, momentum=momentum, weight_decay=weight_decay,
+                      alpha=alpha)
         if not 0.0 <= lr:
             raise ValueError(f"Invalid learning rate: {lr}")
         if not 0.0 <= eps:

@@ -364,9 +364,48 @@ def scan_cumsum(scale=1, num_thread=4):
         lambda x: np.cumsum(x, axis=0)
 
 
+def ir_builder_extern(scale=1, threads=16):
+    """A te.extern stage written with te.tir.ir_builder: threads bound with scope_attr, a
+    shared scratch buffer, a barrier, a guarded neighbour sum, then a compute that reads it."""
+    n = te.var("n")
+    A = te.placeholder((n,), name="A")
+
+    def neighbours(x, y):
+        ib = te.tir.ir_builder.create()
+        bx, tx = te.thread_axis("blockIdx.x"), te.thread_axis("threadIdx.x")
+        ib.scope_attr(bx, "thread_extent", (n + threads - 1) // threads)
+        ib.scope_attr(tx, "thread_extent", threads)
+        xp, yp = ib.buffer_ptr(x), ib.buffer_ptr(y)
+        tile = ib.allocate("float32", (threads,), name="tile", scope="shared")
+        i = bx * threads + tx
+        with ib.if_scope(i < n):
+            tile[tx] = xp[i]
+        ib.emit(te.tir.call_intrin("int32", "tvm_storage_sync", "shared"))
+        with ib.if_scope(i < n):
+            with ib.if_scope(te.all(tx > 0, i > 0)):
+                yp[i] = tile[tx] + tile[tx - 1]
+            with ib.else_scope():
+                yp[i] = xp[i] + te.if_then_else(i > 0, xp[i - 1], 0.0)
+        return ib.get()
+
+    C = te.extern((n,), [A], lambda ins, outs: neighbours(ins[0], outs[0]), name="C")
+    D = te.compute((n,), lambda i: C[i] * 2.0, name="D")
+    s = te.create_schedule(D.op)
+    xo, xi = s[D].split(D.op.axis[0], factor=threads)
+    bind(s, D, xo, xi)
+    size = 37 * scale
+
+    def ref(a):
+        out = a.copy()
+        out[1:] += a[:-1]
+        return 2 * out
+    return s, [A, D], [_rand(size)], [np.empty(size, "float32")], ref
+
+
 CASES = [vector_add, fused_elementwise_2d, int_and_half, row_sum_cross_thread,
          argmax_cross_thread, nn_dense_padded,
          sum_across_blocks, auto_long_sums, max_reduce_per_thread, gemm_shared_local,
          gemm_vthread, gemm_double_buffer, gemm_wide_tiles,
          nn_conv2d_implicit_gemm, softmax_rows,
-         default_schedules, default_injective, conv2d_hwcn, tvm_intrinsics, scan_cumsum]
+         default_schedules, default_injective, conv2d_hwcn, tvm_intrinsics, scan_cumsum,
+         ir_builder_extern]

@@ -149,12 +149,12 @@ def test_no_current_target():
         Target.current(allow_none=False)
 
 
-# reads outside a constant-shaped tensor, known at declaration (A is 8 x 8)
+# reads outside a constant-shaped tensor, known when a stage computed whole is lowered
 OUT_OF_BOUNDS = [
     ("shifted", lambda A, k: te.compute((8,), lambda i: A[i + 10, 0], name="C"),
-     r"compute C: the read A\[i \+ 10, 0\] indexes dimension 0 of A with i \+ 10, which ranges "
-     r"over \[10, 17\], but that dimension has size 8; fix the index, or guard the read with "
-     r"te.if_then_else"),
+     r"lower: compute C: the read A\[i \+ 10, 0\] indexes dimension 0 of A with i \+ 10, which "
+     r"ranges over \[10, 17\], but that dimension has size 8; fix the index, or guard the read "
+     r"with te.if_then_else"),
     ("off_by_one", lambda A, k: te.compute((8, 8), lambda i, j: A[i, j + 1], name="C"),
      r"dimension 1 of A with j \+ 1, which ranges over \[1, 8\]"),
     ("reduction", lambda A, k: te.compute((8,), lambda i: te.sum(A[i, k * 2], axis=k),
@@ -168,17 +168,26 @@ OUT_OF_BOUNDS = [
 @pytest.mark.parametrize("name", [c[0] for c in OUT_OF_BOUNDS])
 def test_read_out_of_bounds(A, name):
     _, make, message = next(c for c in OUT_OF_BOUNDS if c[0] == name)
-    with pytest.raises(te.TEError, match=message):
-        make(A, te.reduce_axis((0, 8), name="k"))
+    C = make(A, te.reduce_axis((0, 8), name="k"))
+    with pytest.raises(te.ScheduleError, match=message):
+        te.lower(te.create_schedule(C.op), [A, C])
 
 
-def test_guarded_or_inexact_reads_are_left_alone(A):
-    """Reads under a condition, or whose range is only an estimate, are not refused."""
+def test_guarded_partial_or_inexact_reads_are_left_alone(A):
+    """Reads under a condition, whose range is only an estimate, or of a stage that computes
+    a part of its domain (inlined: its consumer reads the part in bounds) are not refused."""
     k = te.reduce_axis((0, 8), name="k")
-    te.compute((8,), lambda i: te.if_then_else(i < 7, A[i + 1, 0], 0.0), name="C")
-    te.compute((8,), lambda i: te.sum(A[i, k + 1], axis=k, where=k < 7), name="C")
-    te.compute((8,), lambda i: A[i - i // 2 * 2 + i // 2 * 2, 0], name="C")
-    te.compute((0,), lambda i: A[i + 100, 0], name="C")
+    outs = [te.compute((8,), lambda i: te.if_then_else(i < 7, A[i + 1, 0], 0.0), name="C"),
+            te.compute((8,), lambda i: te.sum(A[i, k + 1], axis=k, where=k < 7), name="C"),
+            te.compute((8,), lambda i: A[i - i // 2 * 2 + i // 2 * 2, 0], name="C"),
+            te.compute((0,), lambda i: A[i + 100, 0], name="C")]
+    for C in outs:
+        te.lower(te.create_schedule(C.op), [A, C])
+    B = te.compute((10,), lambda i: A[i, 0] * 2, name="B")          # 10 > 8 rows of A
+    C = te.compute((8,), lambda i: B[i] + 1, name="C")
+    s = te.create_schedule(C.op)
+    s[B].compute_inline()
+    te.lower(s, [A, C])
 
 
 def test_constant_that_does_not_fit_the_tensor_dtype():

@@ -455,3 +455,12 @@ def test_load_to_missing_gpu(tmp_path, monkeypatch):
     with pytest.raises(RuntimeError, match="Attempting to deserialize object on a CUDA device "
                        "but nn.cuda.is_available\\(\\) is False"):
         load(_saved(tmp_path), map_location="cuda")
+
+
+def test_collate_dicts_with_different_keys():
+    with pytest.raises(RuntimeError, match=re.escape(
+            "each dict in the batch should have the same keys (sample 0 has keys ['a'], "
+            "sample 1 has keys ['b'])")):
+        list(data.DataLoader([{"a": 1}, {"b": 2}], batch_size=2))
+    with pytest.raises(RuntimeError, match=re.escape("sample 1 has a list")):
+        data.default_collate([{"a": 1}, [1]])

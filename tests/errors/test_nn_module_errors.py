@@ -299,3 +299,83 @@ def test_normal_negative_std():
 def test_linspace_negative_steps():
     with pytest.raises(RuntimeError, match="number of steps must be a non-negative int"):
         nn.linspace(0, 1, -3)
+
+
+# ----------------------------------------------------------------------------- inputs, loading
+
+@pytest.mark.parametrize("value,kind", [(np.ones((2, 3), "float32"), "numpy.ndarray"),
+                                        ([[1.0, 2.0, 3.0]], "list")])
+def test_linear_of_a_non_tensor(value, kind):
+    with pytest.raises(TypeError, match=rf"linear\(\): argument 'input' \(position 1\) must be "
+                                        rf"Tensor, not {kind}"):
+        nn.Linear(3, 2)(value)
+    with pytest.raises(TypeError, match=rf"linear\(\): argument 'input' \(position 1\) must be "
+                                        rf"Tensor, not {kind}"):
+        nn.LazyLinear(2)(value)
+
+
+def test_bilinear_of_a_non_tensor():
+    with pytest.raises(TypeError, match=r"bilinear\(\): argument 'input2' \(position 2\) must "
+                                        r"be Tensor, not numpy.ndarray"):
+        nn.Bilinear(2, 2, 2)(nn.ones(1, 2), np.ones((1, 2)))
+
+
+def test_load_state_dict_size_mismatch_copies_nothing():
+    m = nn.Sequential(nn.Linear(2, 2), nn.Linear(2, 3))
+    w0 = m[0].weight.detach().numpy().copy()
+    sd = {**m.state_dict(), "0.weight": nn.full((2, 2), 9.0), "1.weight": nn.ones(5, 5)}
+    with pytest.raises(RuntimeError, match=r"size mismatch for 1.weight: copying a param with "
+                                           r"shape \[5, 5\] from checkpoint, the shape in "
+                                           r"current model is \[3, 2\]"):
+        m.load_state_dict(sd)
+    np.testing.assert_array_equal(m[0].weight.detach().numpy(), w0)
+    with pytest.raises(RuntimeError, match="size mismatch for 1.weight"):
+        m.load_state_dict(sd, strict=False)
+    np.testing.assert_array_equal(m[0].weight.detach().numpy(), w0)
+
+
+def test_load_state_dict_missing_or_unexpected_copies_nothing():
+    m = nn.Sequential(nn.Linear(2, 2))
+    w0 = m[0].weight.detach().numpy().copy()
+    with pytest.raises(RuntimeError, match='Missing key\\(s\\) in state_dict: "0.bias"'):
+        m.load_state_dict({"0.weight": nn.full((2, 2), 9.0)})
+    with pytest.raises(RuntimeError, match='Unexpected key\\(s\\) in state_dict: "0.extra"'):
+        m.load_state_dict({**m.state_dict(), "0.weight": nn.full((2, 2), 9.0),
+                           "0.extra": nn.ones(1)})
+    np.testing.assert_array_equal(m[0].weight.detach().numpy(), w0)
+
+
+def test_container_operators_with_wrong_operands():
+    s = nn.Sequential(nn.ReLU())
+    with pytest.raises(ValueError, match="add operator supports only objects of Sequential "
+                                         "class, but <class 'int'> is given."):
+        s + 3
+    with pytest.raises(ValueError, match="add operator supports only objects of Sequential "
+                                         "class"):
+        s += nn.ModuleList([nn.ReLU()])
+    with pytest.raises(ValueError, match="Non-positive multiplication factor 0 for"):
+        s * 0
+    with pytest.raises(TypeError, match="unsupported operand type"):
+        s * "x"
+    with pytest.raises(TypeError, match="ModuleList.extend should be called with an iterable, "
+                                        "but got int"):
+        nn.ModuleList([nn.ReLU()]) + 3
+
+
+def test_pad_sequence_and_vector_conversion_errors():
+    pad = nn.utils.rnn.pad_sequence
+    with pytest.raises(RuntimeError, match="Expected padding_side to be one of left or right, "
+                                           "but got middle."):
+        pad([nn.ones(2)], padding_side="middle")
+    with pytest.raises(RuntimeError, match="received an empty list of sequences"):
+        pad([])
+    with pytest.raises(RuntimeError, match=r"trailing shape \[3\] of sequence 0, but sequence 1 "
+                                           r"has shape \[1, 4\]"):
+        pad([nn.ones(2, 3), nn.ones(1, 4)])
+    with pytest.raises(TypeError, match="expected torch.Tensor, but got: list"):
+        nn.utils.vector_to_parameters([1.0, 2.0], [nn.ones(2)])
+    with pytest.raises(RuntimeError, match=r"at least 2 elements \(the parameters' total\), got "
+                                           r"shape \[1\]"):
+        nn.utils.vector_to_parameters(nn.ones(1), [nn.ones(2)])
+    with pytest.raises(ValueError, match="expected a non-empty list of Tensors"):
+        nn.utils.parameters_to_vector([])

@@ -131,3 +131,30 @@ def test_embedding_index_errors():
     with pytest.raises(AssertionError, match="Padding_idx must be within num_embeddings"):
         nn.Embedding(3, 2, padding_idx=5)
     assert np.all(w.numpy() == 0)
+
+
+def test_cross_entropy_of_one_sample_with_a_batch_of_targets():
+    with pytest.raises(ValueError, match="For 1D input, 1D target must have size 1, but got "
+                                         "target size: 2"):
+        F.cross_entropy(nn.randn(3), nn.tensor([1, 2]))
+    with pytest.raises(ValueError, match="For 1D input, 1D target must have size 1"):
+        F.nll_loss(nn.randn(3), nn.tensor([1, 2]))
+    with pytest.raises(RuntimeError, match="0D or 1D target tensor expected, multi-target not "
+                                           "supported"):
+        F.cross_entropy(nn.randn(3), nn.tensor([[1]]))
+    with pytest.raises(ValueError, match=r"Expected input batch_size \(4\) to match target "
+                                         r"batch_size \(2\)"):
+        F.cross_entropy(nn.randn(4, 3), nn.tensor([1, 2]))
+
+
+@pytest.mark.parametrize("target", [[2.0, -1.0], [0.5, 1.5], [float("nan"), 0.0]])
+def test_binary_cross_entropy_target_out_of_range(target):
+    with pytest.raises(RuntimeError, match="all elements of target should be between 0 and 1"):
+        F.binary_cross_entropy(nn.tensor([0.5, 0.2]), nn.tensor(target))
+    with pytest.raises(RuntimeError, match="all elements of target should be between 0 and 1"):
+        nn.BCELoss()(nn.tensor([0.5, 0.2]), nn.tensor(target))
+
+
+def test_binary_cross_entropy_nan_input():
+    with pytest.raises(RuntimeError, match="all elements of input should be between 0 and 1"):
+        F.binary_cross_entropy(nn.tensor([float("nan"), 0.2]), nn.tensor([0.5, 0.0]))

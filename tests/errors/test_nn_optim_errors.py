@@ -199,3 +199,50 @@ def test_plateau_after_a_group_was_added_with_per_group_min_lrs():
                                            r"\(2\) differs from when `ReduceLROnPlateau` was "
                                            r"initialized \(1\)"):
         sched.step(2.0)
+
+
+# ----------------------------------------------------------------------------- wrong kinds
+
+@pytest.mark.parametrize("make,error,message", [
+    (lambda p: optim.Adam(p, betas=(0.9,)), ValueError, r"Invalid betas: \(0.9,\) \(expected a "
+                                                        r"pair \(beta1, beta2\)\)"),
+    (lambda p: optim.Adam(p, betas=(0.9, "x")), TypeError, "Invalid beta parameter at index 1: "
+                                                           "'x'"),
+    (lambda p: optim.SGD(p, lr="0.1"), TypeError, "Invalid learning rate: '0.1' \\(expected a "
+                                                  "float, got str\\)"),
+    (lambda p: optim.SGD(p, lr=None), TypeError, "Invalid learning rate: None"),
+    (lambda p: optim.Adam(p, eps="1e-8"), TypeError, "Invalid epsilon value: '1e-8'"),
+    (lambda p: optim.RMSprop(p, momentum=[0.9]), TypeError, r"Invalid momentum value: \[0.9\]"),
+    (lambda p: optim.Adagrad(p, weight_decay="0"), TypeError, "Invalid weight_decay value"),
+    (lambda p: optim.NAdam(p, momentum_decay=-1), ValueError, "Invalid momentum_decay value: "
+                                                               "-1"),
+    (lambda p: optim.NAdam(p, betas=(1.0, 0.9)), ValueError, "Invalid beta parameter at index "
+                                                              "0: 1.0"),
+    (lambda p: optim.RAdam(p, lr=-1), ValueError, "Invalid learning rate: -1"),
+    (lambda p: optim.RAdam(p, eps="1"), TypeError, "Invalid epsilon value: '1'"),
+    (lambda p: optim.Adamax(p, weight_decay=-0.5), ValueError, "Invalid weight_decay value: "
+                                                                "-0.5"),
+    (lambda p: optim.Adamax(p, betas=(0.9, 1.5)), ValueError, "Invalid beta parameter at index "
+                                                               "1: 1.5"),
+    (lambda p: optim.Adadelta(p, rho=1.5), ValueError, "Invalid rho value: 1.5"),
+    (lambda p: optim.Adadelta(p, rho="0.9"), TypeError, "Invalid rho value: '0.9'"),
+], ids=lambda x: x if isinstance(x, str) else "")
+def test_hyper_parameter_of_a_wrong_kind_names_it(make, error, message):
+    with pytest.raises(error, match=message):
+        make([_param()])
+
+
+def test_step_over_an_integer_parameter():
+    p = nn.tensor([1, 2])
+    opt = optim.Adam([p])
+    p.grad = nn.tensor([1, 1])
+    with pytest.raises(RuntimeError, match="adam_update: cannot update a parameter of dtype "
+                                           "int64; optimizers update floating point tensors"):
+        opt.step()
+    assert p.tolist() == [1, 2]
+
+
+@pytest.mark.parametrize("name", ["NAdam", "RAdam", "Adamax", "Adadelta"])
+def test_new_optimizers_refuse_differentiable(name):
+    with pytest.raises(RuntimeError, match="differentiable=True is not supported"):
+        getattr(optim, name)([_param()], differentiable=True)

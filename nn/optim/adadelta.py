@@ -1,0 +1,53 @@
+"""``Adadelta``, as ``torch.optim.Adadelta``: steps scaled by the ratio of running RMS of
+updates and of gradients, L2 weight decay and maximize; one fused kernel per parameter
+(``nn.ops.optim.adadelta_update``)."""
+from __future__ import annotations
+
+from nn.ops.optim import adadelta_update
+
+from ..tensor import tensor, zeros_like
+from .optimizer import Optimizer, check_numbers, count_step, no_differentiable
+
+__all__ = ["Adadelta"]
+
+
+class Adadelta(Optimizer):
+    """``Adadelta(params, lr=1.0, rho=0.9, eps=1e-6, weight_decay=0, foreach=None, *,
+    capturable=False, maximize=False, differentiable=False)``.
+
+    ``square_avg = rho * square_avg + (1 - rho) * g * g``, ``delta = sqrt(acc_delta + eps) /
+    sqrt(square_avg + eps) * g``, ``acc_delta = rho * acc_delta + (1 - rho) * delta * delta``,
+    ``p -= lr * delta``.
+    """
+
+    def __init__(self, params, lr=1.0, rho=0.9, eps=1e-6, weight_decay=0, foreach=None, *,
+                 capturable=False, maximize=False, differentiable=False):
+        check_numbers(lr=lr, rho=rho, eps=eps, weight_decay=weight_decay)
+        if not 0.0 <= lr:
+            raise ValueError(f"Invalid learning rate: {lr}")
+        if not 0.0 <= rho <= 1.0:
+            raise ValueError(f"Invalid rho value: {rho}")
+        if not 0.0 <= eps:
+            raise ValueError(f"Invalid epsilon value: {eps}")
+        if not 0.0 <= weight_decay:
+            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+        no_differentiable(differentiable)
+        defaults = dict(lr=lr, rho=rho, eps=eps, weight_decay=weight_decay, maximize=maximize,
+                        capturable=capturable, foreach=foreach, differentiable=differentiable)
+        super().__init__(params, defaults)
+
+    def _update(self, p, grad, group):
+        state = self.state[p]
+        names = ["square_avg", "acc_delta"]
+        if not state:
+            state["step"] = tensor(0.0)
+        for name in names:
+            if name not in state:
+                state[name] = zeros_like(p)
+        count_step(state)
+        rho = float(group["rho"])
+        hyper = (-float(group["lr"]), rho, 1 - rho, float(group["eps"]),
+                 float(group["weight_decay"]))
+        self._run_update(adadelta_update, p, grad, state, names, hyper,
+                         weight_decay=group["weight_decay"] != 0,
+                         maximize=bool(group["maximize"]))

@@ -1,0 +1,42 @@
+"""Misuses of te.tir.ir_builder (the loop IR of a te.extern stage): each names the loop,
+buffer or scope at fault and says what to write instead."""
+import numpy as np
+import pytest
+
+import te
+
+
+@pytest.mark.parametrize("mistake,message", [
+    (lambda ib, x: ib.for_range(0, 4, kind="simd").__enter__(),
+     r"for_range i: unknown kind 'simd'; use one of serial, parallel, vectorize, unroll"),
+    (lambda ib, x: ib.for_range(0, te.var("n"), kind="vectorize").__enter__(),
+     r"for_range i: kind 'vectorize' needs a constant extent, got n"),
+    (lambda ib, x: ib.buffer_ptr(x)[1, 2, 3],
+     r"buffer A has 2 dimensions: index it with 2 indices, or with one flat element index"),
+    (lambda ib, x: ib.buffer_ptr(x)[0.5, 1],
+     r"buffer A: index 0.5 has dtype float32; indices must be integers"),
+    (lambda ib, x: ib.buffer_ptr(np.zeros(3)),
+     r"buffer_ptr: .* is not a buffer; pass ins\[k\] or outs\[k\] of the te.extern fcompute"),
+    (lambda ib, x: ib.if_scope(te.const(1)).__enter__(),
+     r"if_scope: the condition 1 has dtype int32; give a comparison"),
+    (lambda ib, x: ib.else_scope().__enter__(),
+     r"else_scope must follow an if_scope block directly"),
+    (lambda ib, x: ib.scope_attr(te.thread_axis("threadIdx.x"), "virtual_thread", 4),
+     r"scope_attr: only \(te.thread_axis\(...\), 'thread_extent', n\) is supported"),
+])
+def test_builder_mistakes(mistake, message):
+    from schedule.ir_builder import IRBuilderError
+    A = te.placeholder((2, 3), name="A")
+
+    def body(ins, outs):
+        mistake(te.tir.ir_builder.create(), ins[0])
+    with pytest.raises(IRBuilderError, match=message):
+        te.extern((2, 3), [A], body, name="E")
+
+
+def test_extern_buffer_itself_is_not_indexed():
+    A = te.placeholder((3,), name="A")
+    with pytest.raises(te.TEError, match=r"buffer A of an extern stage cannot be indexed "
+                                          r"directly; index te.tir.ir_builder's "
+                                          r"ib.buffer_ptr\(...\) of it"):
+        te.extern((3,), [A], lambda ins, outs: ins[0][0], name="E")
