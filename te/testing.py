@@ -94,3 +94,20 @@ def verify_schedule(sch, args, inputs, outputs, reference, rtol=1e-5, atol=1e-6,
         np.testing.assert_allclose(o, e, rtol=rtol, atol=atol,
                                    err_msg="compiled code differs from numpy (codegen bug)")
     return mod
+
+
+def simulate_gpu_if_absent() -> bool:
+    """For scripts and tutorials that run GPU kernels: where no CUDA driver can be found (and
+    numba is not imported yet), run them on numba's CUDA simulator (NUMBA_ENABLE_CUDASIM=1)
+    and say so. Returns whether the simulator is on."""
+    import ctypes.util
+    import os
+    import sys
+    if os.environ.get("NUMBA_ENABLE_CUDASIM") == "1":
+        return True
+    if ctypes.util.find_library("cuda") is not None or "numba" in sys.modules:
+        return False
+    os.environ["NUMBA_ENABLE_CUDASIM"] = "1"
+    print("No CUDA driver here: the GPU kernels run on numba's CUDA simulator (one Python "
+          "thread per GPU thread: slow; TW_TUTORIAL_SMALL=1 keeps the problems small).")
+    return True

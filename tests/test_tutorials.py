@@ -22,3 +22,18 @@ def test_tutorial_runs(path):
     assert proc.returncode == 0, (
         f"{path.name} exited with status {proc.returncode}\n"
         f"--- stdout ---\n{proc.stdout[-6000:]}\n--- stderr ---\n{proc.stderr[-6000:]}")
+
+
+def test_gpu_tutorials_fall_back_to_the_simulator_without_a_driver():
+    """Without NUMBA_ENABLE_CUDASIM set: the simulator where no CUDA driver is found."""
+    env = {k: v for k, v in os.environ.items() if k != "NUMBA_ENABLE_CUDASIM"}
+    code = ("import ctypes.util, os, te\n"
+            "on = te.testing.simulate_gpu_if_absent()\n"
+            "print(on, os.environ.get('NUMBA_ENABLE_CUDASIM'), "
+            "ctypes.util.find_library('cuda') is None)\n")
+    proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True,
+                          text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    on, flag, no_driver = proc.stdout.split()[-3:]
+    assert on == str(no_driver == "True")
+    assert (flag == "1") == (on == "True")

@@ -11,10 +11,10 @@
 # filter are first copied to shared memory by all the threads of a block, then into each
 # thread's registers ("local" memory), and each thread accumulates its outputs in registers.
 #
-# Without a GPU, set ``NUMBA_ENABLE_CUDASIM=1`` (before numba is imported) to run the kernels
-# on numba's CUDA simulator, together with ``TW_TUTORIAL_SMALL=1``: the simulator runs every
-# GPU thread as a Python thread, so only a tiny problem finishes in a few seconds. The test
-# suite runs the tutorial that way.
+# Without a GPU (no CUDA driver), the kernels run on numba's CUDA simulator
+# (``te.testing.simulate_gpu_if_absent``), which runs every GPU thread as a Python thread:
+# the problems are then small, as with ``TW_TUTORIAL_SMALL=1``. The test suite runs the
+# tutorial that way.
 
 # %%
 import os
@@ -24,7 +24,8 @@ import numpy as np
 import te
 from codegen_cuda import simulator
 
-SMALL = os.environ.get("TW_TUTORIAL_SMALL") == "1"
+SIMULATED = te.testing.simulate_gpu_if_absent()     # before numba is imported
+SMALL = os.environ.get("TW_TUTORIAL_SMALL") == "1" or SIMULATED
 
 # The sizes of the input and the filter.
 if SMALL:

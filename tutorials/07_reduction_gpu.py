@@ -4,10 +4,10 @@
 # A port of the GPU parts of TVM's "Reduction" tutorial (by Tianqi Chen), followed by a
 # softmax built from two GPU reductions. ``tutorials/03_reduction.py`` covers the CPU parts.
 #
-# Without a GPU, set ``NUMBA_ENABLE_CUDASIM=1`` (before numba is imported) to run the kernels
-# on numba's CUDA simulator, and ``TW_TUTORIAL_SMALL=1`` to keep the problems small: the
-# simulator runs every GPU thread as a Python thread. The test suite runs the tutorial that
-# way.
+# Without a GPU (no CUDA driver), the kernels run on numba's CUDA simulator
+# (``te.testing.simulate_gpu_if_absent``), which runs every GPU thread as a Python thread:
+# the problems are then small, as with ``TW_TUTORIAL_SMALL=1``. The test suite runs the
+# tutorial that way.
 
 # %%
 import os
@@ -16,7 +16,8 @@ import numpy as np
 
 import te
 
-SMALL = os.environ.get("TW_TUTORIAL_SMALL") == "1"
+SIMULATED = te.testing.simulate_gpu_if_absent()     # before numba is imported
+SMALL = os.environ.get("TW_TUTORIAL_SMALL") == "1" or SIMULATED
 rows, cols = (10, 45) if SMALL else (128, 128)
 rng = np.random.default_rng(0)
 a_np = rng.uniform(size=(rows, cols)).astype("float32")

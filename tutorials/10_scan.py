@@ -5,9 +5,10 @@
 # tensor row by row, each row from the rows before it: the building block of recurrent
 # kernels.
 #
-# Without a GPU, set ``NUMBA_ENABLE_CUDASIM=1`` (before numba is imported) to run the kernels
-# on numba's CUDA simulator, and ``TW_TUTORIAL_SMALL=1`` to keep the problems small. The test
-# suite runs the tutorial that way.
+# Without a GPU (no CUDA driver), the kernels run on numba's CUDA simulator
+# (``te.testing.simulate_gpu_if_absent``), which runs every GPU thread as a Python thread:
+# the problems are then small, as with ``TW_TUTORIAL_SMALL=1``. The test suite runs the
+# tutorial that way.
 
 # %%
 import os
@@ -16,7 +17,8 @@ import numpy as np
 
 import te
 
-SMALL = os.environ.get("TW_TUTORIAL_SMALL") == "1"
+SIMULATED = te.testing.simulate_gpu_if_absent()     # before numba is imported
+SMALL = os.environ.get("TW_TUTORIAL_SMALL") == "1" or SIMULATED
 rows, cols = (6, 10) if SMALL else (64, 256)
 rng = np.random.default_rng(0)
 a_np = rng.uniform(size=(rows, cols)).astype("float32")
