@@ -29,6 +29,9 @@ from schedule.stage import ScheduleError
 
 MAX_THREADS = 1024
 MAX_SHARED_BYTES = 48 * 1024
+# CUDA's limits on each launch dimension (x, y, z) of the block and of the grid
+MAX_BLOCK_DIMS = (1024, 1024, 64)
+MAX_GRID_DIMS = (2 ** 31 - 1, 65535, 65535)
 
 NUMBA_TYPE = {"float16": "f16", "float32": "f32", "float64": "f64", "int8": "i8",
               "int16": "i16", "int32": "i32", "int64": "i64", "uint8": "u8", "uint16": "u16",
@@ -355,8 +358,13 @@ class CudaEmitter:
         var = self.names(s.loop_var, s.loop_var.name)
         if s.kind == ForKind.THREAD_BINDING and s.thread_tag != "vthread":
             kind, axis = s.thread_tag.split(".")
+            launch = self.launch[s.thread_tag]
+            if all(isinstance(e, IntImm) and e.value == 1 for e in (s.extent, launch)) and \
+                    s.loop_var not in uses(s.body)[0]:
+                self.block(s.body, indent)          # one thread along it: nothing to index
+                return
             self.emit(f"{var} = {HW[kind]}.{axis}", indent)
-            if not structural_equal(s.extent, self.launch[s.thread_tag]):
+            if not structural_equal(s.extent, launch, map_free_vars=False):
                 self.emit(f"if {var} < {self.expr(s.extent)}:", indent)
                 indent += 1
             self.inside_threads += kind == "threadIdx"
@@ -445,7 +453,7 @@ class CudaEmitter:
             cur = self.launch.get(tag)
             if cur is None:
                 self.launch[tag] = loop.extent
-            elif not structural_equal(cur, loop.extent):
+            elif not structural_equal(cur, loop.extent, map_free_vars=False):
                 self.launch[tag] = simplify(Max(cur, loop.extent, cur.dtype))
         free, bufs = uses(stmt)
         name = self.names(object(), f"{self.func.name}_kernel{len(self.kernels)}")
@@ -474,6 +482,13 @@ class CudaEmitter:
                                    f"{[str(d) for d in dims['threadIdx']]}), over the limit of "
                                    f"{MAX_THREADS}; use smaller thread splits (split the axes "
                                    "bound to threadIdx.* with smaller factors)")
+        for kind, limits in (("threadIdx", MAX_BLOCK_DIMS), ("blockIdx", MAX_GRID_DIMS)):
+            for axis, dim, limit in zip("xyz", dims[kind], limits):
+                if isinstance(dim, IntImm) and dim.value > limit:
+                    raise CudaCodegenError(f"kernel {name} (computes {computes}) launches "
+                                           f"{dim.value} along {kind}.{axis}, over CUDA's limit "
+                                           f"of {limit}; split the axis bound to {kind}.{axis} "
+                                           "and bind the parts to two indices (or use x)")
         bounds = _launch_bounds(loops, threads, computes)
         # numba's simulator (and numba-cuda before launch bounds existed) takes none
         self.lines[start:start] = [f"@cuda.jit(launch_bounds={bounds})"

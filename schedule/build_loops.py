@@ -21,6 +21,7 @@ from .ir import (Allocate, Buffer, BufferLoad, BufferRef, BufferStore, Evaluate,
 from .ir_builder import extern_body
 from .simplify import can_prove, simplify
 from .stage import ScheduleError, Split
+from .structural import structural_equal
 
 
 SCAN_STEPS = "scan_steps"      # the annotation of a scan's time loop
@@ -190,6 +191,7 @@ class _Builder:
             data_conds += self._guards(iv, offsets[iv], vmap[iv.var], sb)
         data_conds += _inner_split_guards(stage, offsets, sb, reduce=False)
         init_conds = list(data_conds)
+        bound_conds = list(data_conds)          # the tails of split axes, no store predicate
         if stage.store_predicate is not None:
             # on thread indices (their loops' variables) or on the stage's own axes (their
             # values from the loops after splits and fuses)
@@ -206,8 +208,8 @@ class _Builder:
                 init_conds.append(pred)
         body = self.bodies[stage]
         if isinstance(body[0], Reduce) and self._thread_reduce_leaf(stage) is not None:
-            return self._cross_thread_nest(stage, body[0], bufs, store_idx, data_conds, conv,
-                                           offsets, vmap)
+            return self._cross_thread_nest(stage, body[0], bufs, store_idx, data_conds,
+                                           bound_conds, conv, offsets, vmap)
         if isinstance(body[0], Reduce):
             red = body[0]
             red_conds = []
@@ -296,9 +298,17 @@ class _Builder:
                                 "a thread index; fuse the reduction axes first")
         return bound[0] if bound else None
 
-    def _cross_thread_nest(self, stage, red, bufs, store_idx, data_conds, conv, offsets, vmap):
+    def _cross_thread_nest(self, stage, red, bufs, store_idx, data_conds, bound_conds, conv,
+                           offsets, vmap):
         """A reduction across the threads of a block: per-thread partial results, then a
-        tree combine in shared memory; one thread stores the result."""
+        tree combine in shared memory; one thread stores the result.
+
+        The tree's steps are separate thread loops with the barriers between them, outside
+        any thread guard: every thread of the block reaches every barrier, also where the
+        block has more threads than the reduction (another stage of the kernel needs them).
+        Threads of the block along indices this stage does not bind (and that no enclosing
+        stage binds) compute the partial results redundantly; only those at index 0 combine
+        them, so that they do not add into each other's slots."""
         op, sb = stage.op, self.bounds[stage]
         leaves = stage.leaf_iter_vars
         tleaf = self._thread_reduce_leaf(stage)
@@ -323,7 +333,7 @@ class _Builder:
         accs = [Buffer(f"{op.name}.acc{x}", (const(1),), b.dtype, "local")
                 for x, b in zip(suffix, bufs)]
         update = self._reduce_update(red, accs, (const(0),), sources)
-        stmt = _guard(update, red_conds, self.ranges)
+        stmt = _guard(update, bound_conds + red_conds, self.ranges)
         for pos in range(len(leaves) - 1, p0 - 1, -1):
             stmt = self._attached(stage, leaves[pos], stmt)
             stmt = self._loop(stage, leaves[pos], sb.extents[leaves[pos]], stmt)
@@ -341,21 +351,29 @@ class _Builder:
         tx = Var(tleaf.var.name + "_red")
         base = simplify(lin * T)
         slot = simplify(base + tx)
-        sync = storage_sync()
-        tree = [BufferStore(r, BufferLoad(a, (const(0),), a.dtype), (slot,))
-                for r, a in zip(red_bufs, accs)] + [sync]
+        phases = [seq(*[BufferStore(r, BufferLoad(a, (const(0),), a.dtype), (slot,))
+                        for r, a in zip(red_bufs, accs)])]
         width = T.value
         step = 1 << max(0, (width - 1).bit_length() - 1)
         while width > 1:
             others = [BufferLoad(r, (simplify(slot + step),), r.dtype) for r in red_bufs]
-            tree += [IfThenElse(tx < width - step,
-                                self._reduce_update(red, red_bufs, (slot,), others)), sync]
+            phases.append(IfThenElse(tx < width - step,
+                                     self._reduce_update(red, red_bufs, (slot,), others)))
             width, step = step, step // 2
         conds = [substitute(c, {tleaf.var: tx}) for c in data_conds]
         results = [BufferStore(b, BufferLoad(r, (base,), r.dtype), store_idx)
                    for b, r in zip(bufs, red_bufs)]
-        tree.append(_guard(seq(*results), conds + [tx.equal(0)], self.ranges))
-        cross = For(tx, const(0), T, ForKind.THREAD_BINDING, seq(*tree), tag)
+        phases.append(_guard(seq(*results), conds + [tx.equal(0)], self.ranges))
+        idle = [t for t in ("threadIdx.x", "threadIdx.y", "threadIdx.z")
+                if t not in self._thread_tags(stage)]
+        tree = []
+        for k, phase in enumerate(phases):
+            phase = For(tx, const(0), T, ForKind.THREAD_BINDING, phase, tag)
+            for t in idle:          # only the threads at index 0 of the others
+                phase = For(Var(f"{op.name}_{t.replace('.', '_')}"), const(0), const(1),
+                            ForKind.THREAD_BINDING, phase, t)
+            tree += [phase] if k == len(phases) - 1 else [phase, storage_sync()]
+        cross = seq(*tree)
         inits = red.init or red.combiner.identity
         idents = [BufferStore(a, conv.visit(substitute(v, vmap)), (const(0),))
                   for a, v in zip(accs, inits)]
@@ -366,6 +384,22 @@ class _Builder:
             stmt = self._attached(stage, leaves[pos], stmt)
             stmt = self._loop(stage, leaves[pos], sb.extents[leaves[pos]], stmt)
         return stmt
+
+    def _thread_tags(self, stage) -> set:
+        """The thread indices bound by ``stage``'s loops and by the loops of the stages it is
+        computed inside (down to where it is attached)."""
+        tags = set()
+        leaves = stage.leaf_iter_vars
+        while True:
+            for lv in leaves:
+                attr = stage.iter_attrs.get(lv)
+                if attr is not None and attr.bind is not None:
+                    tags.add(attr.bind.thread_tag)
+            if stage.attach_type != "scope":
+                return tags
+            parent = stage.attach_stage
+            leaves = parent.leaf_iter_vars[:parent.leaf_iter_vars.index(stage.attach_ivar) + 1]
+            stage = parent
 
     def _guards(self, iv, offset, value, sb):
         conds = []
@@ -485,8 +519,12 @@ def _inner_split_guards(stage, offsets, sb, reduce):
 
 
 def _guard(stmt, conds, ranges):
-    conds = [c for c in (simplify(c, ranges) for c in conds)
-             if not (isinstance(c, IntImm) and c.value)]
+    kept = []
+    for c in (simplify(c, ranges) for c in conds):
+        if not (isinstance(c, IntImm) and c.value) and \
+                not any(structural_equal(c, k, map_free_vars=False) for k in kept):
+            kept.append(c)
+    conds = kept
     if not conds:
         return stmt
     return IfThenElse(all_(*conds), stmt)

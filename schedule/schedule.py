@@ -168,6 +168,8 @@ class Schedule:
         """Give ``stage`` a new operation and update every reader of its outputs."""
         _refuse_scan_rewrite(stage)
         tmap = dict(zip(stage.op.outputs, new_op.outputs))
+        if stage.op in self.outputs:
+            self.outputs[self.outputs.index(stage.op)] = new_op
         stage.op = new_op
         self.stage_map[new_op] = stage
         self._propagate(tmap)
@@ -241,12 +243,7 @@ class Schedule:
             niv = IterVar(iv.dom, Var(iv.var.name + "_c"), DATA_PAR)
             vmap[iv.var] = niv.var
             new_axis.append(niv)
-        new_reduce = []
-        for iv in op.reduce_axis:
-            niv = IterVar(iv.dom, Var(iv.var.name), COMM_REDUCE)
-            _REDUCE_VARS.add(niv.var)
-            vmap[iv.var] = niv.var
-            new_reduce.append(niv)
+        new_reduce = list(op.reduce_axis)   # the same reduce axes, as TVM: s[CC].split(k, ...)
         body = []
         for b in op.body:
             if isinstance(b, Reduce):

@@ -266,6 +266,12 @@ class Stage:
         if not isinstance(thread_ivar, IterVar) or thread_ivar.iter_type != THREAD_INDEX:
             raise ScheduleError(f"bind on stage {self.name}, axis {iv.var.name}: the target must "
                                 "be te.thread_axis('blockIdx.x' | 'threadIdx.x' | ...)")
+        if iv.iter_type == COMM_REDUCE and thread_ivar.thread_tag.startswith("blockIdx"):
+            raise ScheduleError(f"bind on stage {self.name}: {iv.var.name} is a reduction axis "
+                                f"and cannot be bound to {thread_ivar.thread_tag}: blocks "
+                                "cannot combine their partial results; bind it to a "
+                                "threadIdx (a cross-thread reduction), or rfactor it and "
+                                "reduce the factored stage in a second stage")
         for other, attr in self.iter_attrs.items():
             if attr.bind is not None and other is not iv and \
                     attr.bind.thread_tag == thread_ivar.thread_tag and \

@@ -8,6 +8,13 @@ from __future__ import annotations
 
 import math
 import numbers
+import os
+import sys
+import warnings
+
+import numpy as np
+
+_PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
 
 
 def check_int(owner, name, value, minimum, what=""):
@@ -41,3 +48,35 @@ def check_bool(owner, name, value):
     if not isinstance(value, bool):
         raise TypeError(f"{owner}: {name} must be True or False, got {value!r}")
     return value
+
+
+def json_value(owner, name, value):
+    """``value`` with numpy scalars and arrays made plain Python (ints, floats, bools) and lists
+    made tuples, if it can be stored in a JSON tuning record and read back equal; else an error
+    that says what can be stored."""
+    if isinstance(value, np.ndarray):
+        value = value.tolist()
+    elif isinstance(value, np.generic):
+        value = value.item()
+    if value is None or isinstance(value, (bool, int, str)):
+        return value
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            raise ValueError(f"{owner}: {name} = {value!r} cannot be stored in a tuning record "
+                             "(JSON has no inf or nan); give finite numbers")
+        return value
+    if isinstance(value, (list, tuple)):
+        return tuple(json_value(owner, name, v) for v in value)
+    raise TypeError(f"{owner}: {name} = {value!r} ({type(value).__name__}) cannot be stored in "
+                    "a tuning record; give numbers, strings, booleans, None or tuples of them")
+
+
+def warn_user(message, category=UserWarning):
+    """Warn with the warning pointing at the first caller outside ``nn.tune`` (the user's
+    line), however deep inside the package it is raised."""
+    level = 2
+    frame = sys._getframe(1)
+    while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE_DIR):
+        level += 1
+        frame = frame.f_back
+    warnings.warn(message, category, stacklevel=level)

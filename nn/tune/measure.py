@@ -183,16 +183,23 @@ class _Worker:
         return protocol.receive(self.proc.stdout.fileno(), time.monotonic() + timeout)
 
     def log_text(self):
+        """What the process wrote to stderr (kept when the worker is closed)."""
+        if self.log.closed:
+            return self._last_log
         self.log.seek(0)
         return self.log.read().decode(errors="replace")
 
     def close(self):
-        """Kill the process; returns its exit status."""
+        """Kill the process and close its pipes and log file (``log_text`` still answers);
+        returns its exit status."""
         if self.alive():
             self.proc.kill()
         status = self.proc.wait()
         self.proc.stdin.close()
         self.proc.stdout.close()
+        if not self.log.closed:
+            self._last_log = self.log_text()
+            self.log.close()
         return status
 
 

@@ -5,20 +5,25 @@ in seconds, the error (or null), the build time and a timestamp. ``apply_history
 them back; inside it, calling a template (``gemm(512, 512, 512)``) or ``build_best`` uses the
 fastest error-free config recorded for that workload and target. The target is the one asked for,
 else the current ``te.target.Target``, else the only target the workload has records for.
+Targets are compared canonically (kind, then options sorted), so the spelling of a target string
+does not matter. A line that does not parse or has a field of the wrong type is skipped with a
+warning naming the file and line; a record whose config does not fit the template's current space
+is skipped with a warning when the best is chosen. ``Tuner.load_history(log)`` resumes a search.
 """
 from __future__ import annotations
 
 import json
+import math
 import os
-import warnings
 from dataclasses import dataclass
 
 import te
 from te.target import Target
 
+from .check import warn_user
 from .measure import MeasureResult
 from .space import ConfigEntity
-from .template import CURRENT_CONTEXT, canonical_args, get_template
+from .template import _TEMPLATES, CURRENT_CONTEXT, canonical_args, canonical_target, get_template
 
 VERSION = 1
 
@@ -44,10 +49,32 @@ def encode(inp, result):
 
 
 def decode(line):
-    """The TuningRecord of one JSON line."""
+    """The TuningRecord of one JSON line; ValueError if it does not parse or a field has the
+    wrong type."""
     data = json.loads(line)
-    name, args = data["workload"]
-    result = MeasureResult(costs=tuple(data["costs"]), error=data.get("error"),
+    if not isinstance(data, dict):
+        raise ValueError(f"a record is a JSON object, got {type(data).__name__}")
+    for key in ("workload", "target", "config", "costs"):
+        if key not in data:
+            raise ValueError(f"the record has no {key!r} field")
+    workload = data["workload"]
+    if not (isinstance(workload, list) and len(workload) == 2 and isinstance(workload[0], str)
+            and isinstance(workload[1], list)):
+        raise ValueError(f"workload should be [template name, [args]], got {workload!r}")
+    name, args = workload
+    if not isinstance(data["target"], str):
+        raise ValueError(f"target should be a string, got {data['target']!r}")
+    canonical_target(data["target"])                       # ValueError if it does not parse
+    costs = data["costs"]
+    if not (isinstance(costs, list) and all(_is_time(c) for c in costs)):
+        raise ValueError(f"costs should be a list of run times in seconds, got {costs!r}")
+    for key in ("error", "error_kind"):
+        if data.get(key) is not None and not isinstance(data[key], str):
+            raise ValueError(f"{key} should be a string or null, got {data[key]!r}")
+    for key in ("build_time", "timestamp"):
+        if not _is_time(data.get(key, 0.0)):
+            raise ValueError(f"{key} should be a number of seconds, got {data[key]!r}")
+    result = MeasureResult(costs=tuple(costs), error=data.get("error"),
                            error_kind=data.get("error_kind"),
                            build_time=data.get("build_time", 0.0),
                            timestamp=data.get("timestamp", 0.0))
@@ -55,8 +82,14 @@ def decode(line):
                         ConfigEntity.from_json(data["config"]), result)
 
 
+def _is_time(value):
+    return (isinstance(value, (int, float)) and not isinstance(value, bool)
+            and math.isfinite(value) and value >= 0)
+
+
 def load_records(path):
-    """All records of a log file; a line that does not parse (a cut-off write) is skipped."""
+    """All records of a log file; a line that does not parse (a cut-off write) or has a field
+    of the wrong type is skipped with a warning naming the file and line."""
     records = []
     with open(path, encoding="utf-8") as f:
         for lineno, line in enumerate(f, 1):
@@ -65,67 +98,141 @@ def load_records(path):
             try:
                 records.append(decode(line))
             except (ValueError, KeyError, TypeError) as err:
-                warnings.warn(f"{path}:{lineno}: skipping a record that does not parse ({err})",
-                              stacklevel=2)
+                warn_user(f"{path}:{lineno}: skipping a record that does not parse ({err})")
     return records
+
+
+def as_records(records, owner):
+    """``records`` as a list of TuningRecords: read from a log path, or given as a list."""
+    if isinstance(records, (str, os.PathLike)):
+        return load_records(records)
+    records = list(records)
+    for rec in records:
+        if not isinstance(rec, TuningRecord):
+            raise TypeError(f"{owner}: records must be a log path or a list of TuningRecords "
+                            f"(from tune.load_records), got an item {rec!r}")
+    return records
+
+
+def fits(space, rec):
+    """The index of record ``rec``'s config in ``space``; ValueError saying why if it does not
+    fit (a knob missing or extra, a value that is not a choice)."""
+    return space.index_of(rec.config)
+
+
+def _describe(rec):
+    name, args = rec.workload
+    return f"{name}{args} (target {rec.target!r}, config {rec.config!r})"
 
 
 class apply_history_best:
     """A context in which templates use the fastest error-free config recorded for each
     workload and target; ``records`` is a log path or a list of TuningRecords, ``target``
-    keeps only the records of that target."""
+    keeps only the records of that target.
+
+    Targets are compared canonically: ``'llvm -mcpu=haswell -mattr=+avx2'`` and
+    ``'llvm -mattr=+avx2  -mcpu=haswell'`` are the same target. A record whose config does not
+    fit the template's current space (a knob missing or extra, a value that is not a choice) is
+    skipped with a warning and the next fastest is used. Nested contexts behave as TVM's
+    dispatch contexts: a workload the inner one has no record of is looked up in the enclosing
+    one.
+    """
 
     def __init__(self, records, target=None):
-        if isinstance(records, (str, os.PathLike)):
-            records = load_records(records)
-        self.target = None if target is None else str(target)
-        self.best: dict[tuple, dict[str, TuningRecord]] = {}    # workload -> target -> record
+        records = as_records(records, "apply_history_best")
+        self.target = None if target is None else canonical_target(target)
+        # workload -> canonical target -> error-free records, fastest first
+        self._records: dict[tuple, dict[str, list[TuningRecord]]] = {}
         for rec in records:
-            if (self.target is not None and rec.target != self.target) or not rec.result.ok:
+            key = canonical_target(rec.target)
+            if (self.target is not None and key != self.target) or not rec.result.ok:
                 continue
-            by_target = self.best.setdefault(rec.workload, {})
-            known = by_target.get(rec.target)
-            if known is None or rec.result.cost < known.result.cost:
-                by_target[rec.target] = rec
+            self._records.setdefault(rec.workload, {}).setdefault(key, []).append(rec)
+        for by_target in self._records.values():
+            for recs in by_target.values():
+                recs.sort(key=lambda r: r.result.cost)
+        self._chosen: dict[tuple, ConfigEntity | None] = {}     # checked against the space
         self._tokens = []
+        self._parents = []
+
+    @property
+    def best(self):
+        """workload -> target -> the fastest error-free record (before checking it against
+        the template's space)."""
+        return {w: {t: recs[0] for t, recs in by_target.items()}
+                for w, by_target in self._records.items()}
 
     def targets(self, name, args):
-        """The targets with an error-free record of template ``name`` on ``args``, sorted."""
-        return sorted(self.best.get((name, canonical_args(args)), {}))
+        """The targets with an error-free record of template ``name`` on ``args``, sorted (from
+        the enclosing context if this one has none)."""
+        found = sorted(self._records.get((name, canonical_args(args)), {}))
+        parent = self._parent()
+        return found if found or parent is None else parent.targets(name, args)
 
     def query_target(self, target=None):
-        """The target a query means: ``target``, else the current ``te.target.Target``, else
-        this context's target (None: any one target recorded)."""
+        """The target a query means, canonical: ``target``, else the current
+        ``te.target.Target``, else this context's target (None: any one target recorded)."""
         if target is None:
             target = Target.current() or self.target
-        return None if target is None else str(target)
+        return None if target is None else canonical_target(str(target))
 
     def query(self, name, args, target=None):
         """The best config for template ``name`` on ``args`` for ``query_target(target)``, or
         None; without a target, ValueError if the records hold several targets for it."""
         args = canonical_args(args)
-        by_target = self.best.get((name, args), {})
-        target = self.query_target(target)
-        if target is not None:
-            rec = by_target.get(target)
-        elif len(by_target) > 1:
+        by_target = self._records.get((name, args), {})
+        key = self.query_target(target)
+        if key is None and len(by_target) > 1:
             raise ValueError(
                 f"the tuning records hold configs of {name}{args} for targets {sorted(by_target)}"
                 f"; say which one: build_best(..., target=...), apply_history_best(log, "
                 f"target=...) or call the template inside `with te.target.Target(...)`")
-        else:
-            rec = next(iter(by_target.values()), None)
-        return rec.config if rec is not None else None
+        if key is None:
+            key = next(iter(by_target), None)
+        config = self._fitting(name, args, key) if key is not None else None
+        parent = self._parent()
+        if config is None and parent is not None:
+            return parent.query(name, args, target)
+        return config
+
+    def _fitting(self, name, args, target):
+        """The fastest recorded config that fits the template's space, or None."""
+        if (name, args, target) not in self._chosen:
+            recs = self._records.get((name, args), {}).get(target, [])
+            self._chosen[name, args, target] = _first_fitting(name, args, recs)
+        return self._chosen[name, args, target]
+
+    def _parent(self):
+        parent = self._parents[-1] if self._parents else None
+        return parent if parent is not self else None
 
     def __enter__(self):
+        self._parents.append(CURRENT_CONTEXT.get())
         self._tokens.append(CURRENT_CONTEXT.set(self))
         return self
 
     def __exit__(self, *exc):
         CURRENT_CONTEXT.reset(self._tokens.pop())
+        self._parents.pop()
 
     def __repr__(self):
-        return f"apply_history_best({len(self.best)} workloads)"
+        return f"apply_history_best({len(self._records)} workloads)"
+
+
+def _first_fitting(name, args, recs):
+    if not recs:
+        return None
+    if name not in _TEMPLATES:                  # nothing to check against
+        return recs[0].config
+    space = get_template(name).space(*args)
+    for rec in recs:
+        try:
+            return space.get(fits(space, rec))
+        except ValueError as err:
+            warn_user(f"skipping the record of {_describe(rec)}: it does not fit the space of "
+                      f"template {name!r} ({err}); was it tuned with another version of the "
+                      "template?")
+    return None
 
 
 def build_best(tmpl, *args, target=None, log=None):

@@ -7,16 +7,19 @@ the define calls change nothing and ``cfg[name]`` is the chosen value. An index 
 ``range(len(space))`` names one point in mixed radix, the first knob varying fastest.
 ``cfg.is_fallback`` is True only for the default point a template gets when no tuned config is
 known (as in AutoTVM); a template may then set its own defaults, ``cfg[name] = SplitEntity(...)``.
+Knob values and sizes are kept as JSON can store them: numpy numbers become Python numbers and
+lists become tuples, so a config read back from a record is the one that was measured.
 """
 from __future__ import annotations
 
 import itertools
 import math
+import numbers
 from dataclasses import dataclass
 
 from te.expr import IntImm
 
-from .check import check_real
+from .check import check_real, json_value
 
 
 class SplitEntity:
@@ -73,7 +76,7 @@ class ChoiceEntity:
     kind = "choice"
 
     def __init__(self, val):
-        self.val = val
+        self.val = _as_tuples(val)
 
     @property
     def value(self):
@@ -122,7 +125,7 @@ class ConfigSpace:
             raise ValueError(f"define_split {name!r}: num_outputs must be >= 2")
         extent = _const_extent(axis)
         if candidate is not None:
-            sizes = [self._checked_split(name, c, num_outputs) for c in candidate]
+            sizes = [self._checked_split(name, c, num_outputs, extent) for c in candidate]
             desc = f"candidate, {len(sizes)} given"
         else:
             if extent is None:
@@ -160,10 +163,18 @@ class ConfigSpace:
         self._add(Knob(name, "reorder", tuple(ReorderEntity(p) for p in perms), desc))
 
     def define_knob(self, name, values):
-        """A plain knob over ``values`` (JSON values: numbers, strings, booleans)."""
-        values = list(values)
+        """A plain knob over ``values``: numbers, strings, booleans, None, or tuples of them.
+
+        Numpy scalars become Python numbers and lists become tuples, here and when a config is
+        read back from a record, so the template sees the same value whether it is being
+        measured or applied (a JSON record keeps no other types).
+        """
+        values = [json_value(f"define_knob {name!r}", "value", v) for v in values]
         if not values:
             raise ValueError(f"define_knob {name!r}: give at least one value")
+        if len(set(map(_value_key, values))) != len(values):
+            raise ValueError(f"define_knob {name!r}: values {values} repeat a value; give each "
+                             "once")
         self._add(Knob(name, "choice", tuple(ChoiceEntity(v) for v in values),
                        f"values={values}"))
 
@@ -179,11 +190,18 @@ class ConfigSpace:
         self.knobs[knob.name] = knob
 
     @staticmethod
-    def _checked_split(name, sizes, num_outputs):
+    def _checked_split(name, sizes, num_outputs, extent):
         sizes = [int(s) for s in sizes]
         if len(sizes) != num_outputs or any(s < 1 for s in sizes[1:]):
             raise ValueError(f"define_split {name!r}: candidate {sizes} should hold "
                              f"{num_outputs} sizes, the inner ones >= 1 (the outer may be -1)")
+        if extent is not None and sizes[0] != -1:
+            outer = -(-extent // math.prod(sizes[1:]))
+            if sizes[0] != outer:
+                raise ValueError(f"define_split {name!r}: candidate {sizes} does not split the "
+                                 f"extent {extent}: the inner sizes {sizes[1:]} leave an outer "
+                                 f"loop of {outer}; give {[outer, *sizes[1:]]} or "
+                                 f"{[-1, *sizes[1:]]}")
         return sizes
 
     # -- reading, during the definition run ----------------------------------------------------
@@ -239,13 +257,19 @@ class ConfigSpace:
         for knob in self.knobs.values():
             if knob.name not in config.entities:
                 raise ValueError(f"config has no knob {knob.name!r}")
-            wanted = config[knob.name].value
+            if config[knob.name].kind != knob.kind:
+                raise ValueError(f"{knob.name} is a {config[knob.name].kind} knob in the config, "
+                                 f"a {knob.kind} knob in this space")
+            value = config[knob.name].value
             for pos, entity in enumerate(knob.entities):
-                if entity.value == wanted:
+                if _value_key(entity.value) == _value_key(value):
                     digits.append(pos)
                     break
             else:
-                raise ValueError(f"{knob.name}={wanted!r} is not a choice of this space")
+                raise ValueError(f"{knob.name}={value!r} is not a choice of this space")
+        extra = set(config.entities) - set(self.knobs)
+        if extra:
+            raise ValueError(f"config has knobs {sorted(extra)} that this space does not define")
         return self.from_knob_indices(digits).index
 
     def __repr__(self):
@@ -304,15 +328,27 @@ class ConfigEntity:
     @classmethod
     def from_json(cls, data):
         """The inverse of ``to_json``."""
+        if not isinstance(data, dict) or not isinstance(data.get("knobs"), dict):
+            raise ValueError(f"config should be {{'index': ..., 'knobs': {{...}}}}, got {data!r}")
         entities = {}
-        for name, (kind, value) in data["knobs"].items():
+        for name, knob in data["knobs"].items():
+            if not isinstance(knob, (list, tuple)) or len(knob) != 2:
+                raise ValueError(f"knob {name!r} should be [kind, value], got {knob!r}")
+            kind, value = knob
             if kind not in _ENTITY_KINDS:
                 raise ValueError(f"knob {name!r} has unknown kind {kind!r}")
+            if kind != "choice" and not (isinstance(value, (list, tuple)) and all(
+                    isinstance(v, int) and not isinstance(v, bool) for v in value)):
+                raise ValueError(f"{kind} knob {name!r} should hold a list of integers, got "
+                                 f"{value!r}")
             entities[name] = _ENTITY_KINDS[kind](value)
-        return cls(data.get("index", -1), entities)
+        index = data.get("index", -1)
+        if not isinstance(index, int) or isinstance(index, bool):
+            raise ValueError(f"config index should be an integer, got {index!r}")
+        return cls(index, entities)
 
     def _key(self):
-        return tuple((n, e.kind, repr(e.value)) for n, e in self.entities.items())
+        return tuple((n, e.kind, _value_key(e.value)) for n, e in self.entities.items())
 
     def __eq__(self, other):
         return isinstance(other, ConfigEntity) and self._key() == other._key()
@@ -326,9 +362,23 @@ class ConfigEntity:
         return f"ConfigEntity(index={self.index}, {knobs}{fallback})"
 
 
+def _as_tuples(value):
+    """``value`` with every list made a tuple, as knob values are kept."""
+    if isinstance(value, (list, tuple)):
+        return tuple(_as_tuples(v) for v in value)
+    return value
+
+
+def _value_key(value):
+    """A key that tells knob values apart as a record does: 1, 1.0 and True differ."""
+    if isinstance(value, (list, tuple)):
+        return ("seq", tuple(_value_key(v) for v in value))
+    return (type(value).__name__, repr(value))
+
+
 def _const_extent(axis):
-    if isinstance(axis, int):
-        return axis
+    if isinstance(axis, numbers.Integral) and not isinstance(axis, bool):
+        return int(axis)
     extent = getattr(getattr(axis, "dom", None), "extent", None)
     return extent.value if isinstance(extent, IntImm) else None
 

@@ -12,10 +12,12 @@ from __future__ import annotations
 import contextvars
 import functools
 import importlib
-import warnings
+
+import numpy as np
 
 from te.target import Target
 
+from .check import json_value, warn_user
 from .flop import count_flop
 from .space import ConfigSpace
 
@@ -69,7 +71,7 @@ class Template:
             message = _no_config_message(self.name, args, context)
             if (args, message) not in self._warned:
                 self._warned.add((args, message))
-                warnings.warn(message, stacklevel=2)
+                warn_user(message)
             config = self.space(*args).fallback()
         return self.func(config, *args)
 
@@ -122,8 +124,25 @@ def _find_template(module, name):
 
 
 def canonical_args(args):
-    """Workload arguments as a hashable tuple (lists become tuples), as records store them."""
-    return tuple(canonical_args(a) if isinstance(a, (list, tuple)) else a for a in args)
+    """Workload arguments as a hashable tuple (lists become tuples, numpy scalars Python
+    numbers), as records store them."""
+    return tuple(canonical_args(a) if isinstance(a, (list, tuple)) else _plain(a) for a in args)
+
+
+def _plain(value):
+    return value.item() if isinstance(value, np.generic) else value
+
+
+def canonical_target(target):
+    """The target as records compare it: the kind, then its options sorted by name (and
+    ``-mattr`` features sorted), single spaces: ``'llvm -mattr=+avx2,+fma -mcpu=haswell'``."""
+    parsed = Target(target)
+    opts = dict(parsed.opts)
+    if parsed.mcpu is not None:
+        opts["mcpu"] = parsed.mcpu
+    if parsed.mattr:
+        opts["mattr"] = ",".join(sorted(parsed.mattr))
+    return " ".join([parsed.kind.name, *(f"-{k}={v}" for k, v in sorted(opts.items()))])
 
 
 class Task:
@@ -137,7 +156,7 @@ class Task:
         if not isinstance(args, (tuple, list)):
             raise TypeError(f"Task({self.template.name!r}): args must be a tuple of the "
                             f"template's arguments, e.g. (64,), got {args!r}")
-        self.args = canonical_args(args)
+        self.args = json_value(f"Task({self.template.name!r})", "args", canonical_args(args))
         self.target = _tuning_target(self.template.name, target)
         self.space = self.template.space(*self.args)
 
@@ -170,4 +189,17 @@ def _tuning_target(name, target):
     if kind not in TUNING_TARGETS:
         raise ValueError(f"Task({name!r}): target={str(target)!r} cannot be tuned; use 'llvm' "
                          "(the CPU, optionally 'llvm -mcpu=... -mattr=...') or 'cuda'")
+    if kind == "cuda":
+        _check_cuda(name)
     return str(target)
+
+
+def _check_cuda(name):
+    """Refuse a cuda task up front where no trial could run: no GPU and no simulator."""
+    device = importlib.import_module("nn.device")    # numba is imported only for cuda tasks
+    if not device.cuda_available():
+        raise RuntimeError(
+            f"Task({name!r}): target='cuda' needs an NVIDIA GPU, and numba finds none "
+            "(numba.cuda.is_available() is False), so every trial would fail. Tune on a machine "
+            "with a GPU and its driver, tune for 'llvm' instead, or set NUMBA_ENABLE_CUDASIM=1 "
+            "before numba is imported to measure on numba's (slow) simulator")

@@ -4,15 +4,17 @@ A tuner proposes configs of a task (``next_batch``), learns from their measureme
 (``update``) and keeps the best so far. ``tune`` is the loop: propose a batch of
 ``measure_option.n_parallel`` configs, measure them in worker processes, update, call the
 callbacks; stop after ``n_trial`` trials, when the space is exhausted, or after
-``early_stopping`` trials without a better config.
+``early_stopping`` trials without a better config. ``load_history(log)`` first learns from
+trials measured before, so that a search resumes where a log left off.
 """
 from __future__ import annotations
 
 import random
 
-from .check import check_int
+from .check import check_int, warn_user
 from .measure import MeasureInput, MeasureOption, default_executor, measure_batch
-from .template import Task
+from .record import as_records
+from .template import Task, canonical_target
 
 
 class Tuner:
@@ -38,6 +40,33 @@ class Tuner:
 
     def update(self, inputs, results):
         """Learn from measured configs; the default learns nothing."""
+
+    def load_history(self, records):
+        """Learn from trials measured before (a log path, or records from ``load_records``), as
+        AutoTVM's ``tuner.load_history``: their configs are not measured again and the best of
+        them is the best so far. Records of other workloads or targets are ignored; those that
+        do not fit this task's space are skipped with a warning. Returns the number used."""
+        inputs, results = [], []
+        target = canonical_target(self.task.target)
+        for rec in as_records(records, f"{type(self).__name__}.load_history"):
+            if rec.workload != self.task.workload or canonical_target(rec.target) != target:
+                continue
+            try:
+                index = self.space.index_of(rec.config)
+            except ValueError as err:
+                warn_user(f"{type(self).__name__}.load_history: skipping a record of "
+                          f"{self.task.name}{self.task.args} that does not fit the task's space "
+                          f"({err})")
+                continue
+            config = self.space.get(index)
+            self.visited.add(index)
+            if rec.result.cost < self.best_cost:
+                self.best_cost, self.best_config = rec.result.cost, config
+            inputs.append(MeasureInput(self.task, config))
+            results.append(rec.result)
+        if inputs:
+            self.update(inputs, results)
+        return len(inputs)
 
     def has_next(self):
         return len(self.visited) < len(self.space)

@@ -364,6 +364,43 @@ def scan_cumsum(scale=1, num_thread=4):
         lambda x: np.cumsum(x, axis=0)
 
 
+def reduce_in_a_wider_block(scale=1, rows=2, cols=4, width=8):
+    """A cross-thread reduction computed at the block of a consumer that has more threads
+    along x (8 > 4) and threads along y that the reduction does not use: every thread reaches
+    every barrier, and only the y == 0 threads combine the partial sums."""
+    rows *= scale
+    A = te.placeholder((rows, cols), name="A")
+    k = te.reduce_axis((0, cols), "k")
+    S = te.compute((rows,), lambda i: te.sum(A[i, k], axis=k), name="S")
+    O = te.compute((rows, 2, width), lambda i, y, j: S[i] * (y + 1) + j, name="O")
+    s = te.create_schedule(O.op)
+    s[O].bind(O.op.axis[0], te.thread_axis("blockIdx.x"))
+    s[O].bind(O.op.axis[1], te.thread_axis("threadIdx.y"))
+    s[O].bind(O.op.axis[2], te.thread_axis("threadIdx.x"))
+    s[S].compute_at(s[O], O.op.axis[0])
+    s[S].bind(s[S].op.reduce_axis[0], te.thread_axis("threadIdx.x"))
+
+    def ref(a):
+        return a.sum(1)[:, None, None] * np.arange(1, 3)[None, :, None] + np.arange(width)
+    return s, [A, O], [_rand(rows, cols)], [np.empty((rows, 2, width), "float32")], ref
+
+
+def cross_thread_data_tail(scale=1, rows=6, cols=16):
+    """Rows split by 4 over blocks and threadIdx.y (6 rows: a tail), the reduction over
+    threadIdx.x bound without rfactor: the partial sums of the tail rows are not read."""
+    A = te.placeholder((rows * scale, cols), name="A")
+    k = te.reduce_axis((0, cols), "k")
+    B = te.compute((rows * scale,), lambda i: te.sum(A[i, k], axis=k), name="B")
+    s = te.create_schedule(B.op)
+    ko, ki = s[B].split(k, factor=8)
+    io, ii = s[B].split(B.op.axis[0], factor=4)
+    s[B].bind(ki, te.thread_axis("threadIdx.x"))
+    s[B].bind(ii, te.thread_axis("threadIdx.y"))
+    s[B].bind(io, te.thread_axis("blockIdx.x"))
+    return s, [A, B], [_rand(rows * scale, cols)], [np.empty(rows * scale, "float32")], \
+        lambda a: a.sum(1)
+
+
 def ir_builder_extern(scale=1, threads=16):
     """A te.extern stage written with te.tir.ir_builder: threads bound with scope_attr, a
     shared scratch buffer, a barrier, a guarded neighbour sum, then a compute that reads it."""
@@ -408,4 +445,4 @@ CASES = [vector_add, fused_elementwise_2d, int_and_half, row_sum_cross_thread,
          gemm_vthread, gemm_double_buffer, gemm_wide_tiles,
          nn_conv2d_implicit_gemm, softmax_rows,
          default_schedules, default_injective, conv2d_hwcn, tvm_intrinsics, scan_cumsum,
-         ir_builder_extern]
+         ir_builder_extern, reduce_in_a_wider_block, cross_thread_data_tail]

@@ -76,6 +76,40 @@ def test_symbolic_thread_extent_over_1024_at_call_time():
     assert np.all(out == 7.0), "a failed launch wrote to its output"
 
 
+def test_launch_dimension_over_its_own_limit():
+    """threadIdx.z is limited to 64, blockIdx.y to 65535, whatever the total."""
+    A, B = _scale(128)
+    s = te.create_schedule(B.op)
+    s[B].bind(B.op.axis[0], te.thread_axis("threadIdx.z"))
+    with pytest.raises(CudaCodegenError, match=r"launches 128 along threadIdx\.z, over CUDA's "
+                                               r"limit of 64; split the axis bound to "
+                                               r"threadIdx\.z"):
+        te.build(s, [A, B], target="cuda")
+    n = te.var("n")
+    A = te.placeholder((n,), name="A")
+    B = te.compute((n,), lambda i: A[i] * 2.0, name="B")
+    s = te.create_schedule(B.op)
+    s[B].bind(B.op.axis[0], te.thread_axis("blockIdx.y"))
+    f = te.build(s, [A, B], target="cuda")
+    out = np.full(70000, 7.0, "float32")
+    with pytest.raises(ArgumentError, match=r"would launch a grid of 70000 along y \(over "
+                                            r"CUDA's limit of 65535\) for these shapes"):
+        f(np.zeros(70000, "float32"), out)
+    assert np.all(out == 7.0), "a failed launch wrote to its output"
+
+
+def test_reduction_axis_bound_to_a_block_index():
+    A = te.placeholder((4, 6), name="A")
+    k = te.reduce_axis((0, 6), "k")
+    B = te.compute((4,), lambda i: te.sum(A[i, k], axis=k), name="B")
+    s = te.create_schedule(B.op)
+    with pytest.raises(ScheduleError, match=r"bind on stage B: k is a reduction axis and cannot "
+                                            r"be bound to blockIdx\.x: blocks cannot combine "
+                                            r"their partial results"):
+        s[B].bind(k, te.thread_axis("blockIdx.x"))
+    assert s[B].iter_attrs.get(k) is None or s[B].iter_attrs[k].bind is None
+
+
 def _shared_tile(rows, cols=256, n=None):
     """B = 2 * A, with a (rows x 64) tile of A staged in shared memory by each block."""
     shape = (n if n is not None else rows, cols)

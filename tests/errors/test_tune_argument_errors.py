@@ -1,6 +1,7 @@
 """Misuse of nn.tune's options, tasks and tuners: each bad argument is refused when it is given,
 before any trial runs, by an error naming the argument, the value and what is allowed."""
 import concurrent.futures
+import importlib
 import re
 
 import pytest
@@ -127,3 +128,56 @@ def test_only_a_fallback_config_can_be_changed(task):
         fallback["nope"] = tune.ChoiceEntity(1)
     with pytest.raises(TypeError, match=re.escape("cfg['parallel'] = 1: give a SplitEntity")):
         fallback["parallel"] = 1
+
+
+@pytest.mark.parametrize("values,error,message", [
+    ([0, object()], TypeError, "define_knob 'k': value = <object object"),
+    ([{1, 2}], TypeError, "cannot be stored in a tuning record; give numbers, strings, booleans,"
+                          " None or tuples of them"),
+    ([1.0, float("nan")], ValueError, "define_knob 'k': value = nan cannot be stored in a "
+                                      "tuning record (JSON has no inf or nan)"),
+    ([(1, 2), [1, 2]], ValueError, "define_knob 'k': values [(1, 2), (1, 2)] repeat a value"),
+], ids=["object", "set", "nan", "repeat"])
+def test_define_knob_refuses_values_a_record_cannot_hold(values, error, message):
+    with pytest.raises(error, match=re.escape(message)):
+        tune.ConfigSpace().define_knob("k", values)
+
+
+def test_task_refuses_arguments_a_record_cannot_hold():
+    with pytest.raises(TypeError, match=re.escape("Task('gemm'): args = <object object")):
+        tune.Task("gemm", (8, object(), 8))
+
+
+@pytest.mark.parametrize("candidate,message", [
+    ([[2, 8]], "define_split 't': candidate [2, 8] does not split the extent 32: the inner sizes "
+               "[8] leave an outer loop of 4; give [4, 8] or [-1, 8]"),
+    ([[-1, 4, 4], [3, 4, 4]], "candidate [3, 4, 4] does not split the extent 32: the inner sizes "
+                           "[4, 4] leave an outer loop of 2"),
+])
+def test_candidate_split_must_cover_the_extent(candidate, message):
+    with pytest.raises(ValueError, match=re.escape(message)):
+        tune.ConfigSpace().define_split("t", 32, num_outputs=len(candidate[-1]),
+                                        candidate=candidate)
+
+
+def test_candidate_split_accepts_the_outer_loop_and_minus_one():
+    space = tune.ConfigSpace()
+    space.define_split("t", 30, candidate=[[4, 8], [-1, 8], [30, 1]])    # 4 * 8 covers 30
+    assert [e.size for e in space.knobs["t"].entities] == [(4, 8), (-1, 8), (30, 1)]
+
+
+def test_cuda_task_needs_a_gpu_or_the_simulator(monkeypatch):
+    device = importlib.import_module("nn.device")
+    monkeypatch.setattr(device, "cuda_available", lambda: False)
+    with pytest.raises(RuntimeError, match=re.escape(
+            "Task('gemm'): target='cuda' needs an NVIDIA GPU, and numba finds none")
+            + ".*NUMBA_ENABLE_CUDASIM=1"):
+        tune.Task("gemm", (8, 8, 8), target="cuda")
+    monkeypatch.setattr(device, "cuda_available", lambda: True)     # a GPU, or the simulator
+    assert tune.Task("gemm", (8, 8, 8), target="cuda").target == "cuda"
+
+
+def test_load_history_needs_records(task):
+    with pytest.raises(TypeError, match=re.escape("GridSearchTuner.load_history: records must be "
+                                                  "a log path or a list of TuningRecords")):
+        tune.GridSearchTuner(task).load_history([{"costs": [1e-3]}])

@@ -192,3 +192,36 @@ def test_store_predicate_on_a_reduction_axis_guards_the_update_only():
     b = np.full(5, np.nan, "float32")
     te.build(s, [A, B])(a, b)
     np.testing.assert_allclose(b, a[:, 0:37:16].sum(1), rtol=1e-6)
+
+
+def test_cache_read_for_readers_that_read_each_other_in_any_order():
+    """C reads A and B, B reads A: the schedule's output stays C whichever reader comes
+    first (rewriting B rewrote C a second time)."""
+    A = te.placeholder((16,), name="A")
+    B = te.compute((16,), lambda i: A[i] + 1, name="B")
+    C = te.compute((16,), lambda i: A[i] * B[i], name="C")
+    a = np.arange(16, dtype="float32")
+    for readers in ([B, C], [C, B]):
+        s = te.create_schedule(C.op)
+        s.cache_read(A, "local", readers)
+        c = np.zeros(16, "float32")
+        te.build(s, [A, C])(a, c)
+        np.testing.assert_array_equal(c, a * (a + 1))
+
+
+def test_cache_write_keeps_the_reduce_axes():
+    """As TVM: the cache stage of a reduction reduces over the same axis objects, so the
+    original k schedules it (s[CC].split(k, ...))."""
+    A = te.placeholder((16, 16), name="A")
+    B = te.placeholder((16, 16), name="B")
+    k = te.reduce_axis((0, 16), name="k")
+    C = te.compute((16, 16), lambda i, j: te.sum(A[i, k] * B[k, j], axis=k), name="C")
+    s = te.create_schedule(C.op)
+    CC = s.cache_write(C, "local")
+    assert CC.op.reduce_axis[0] is k and not s[C].op.reduce_axis
+    ko, ki = s[CC].split(k, factor=4)
+    s[CC].reorder(ko, *s[CC].op.axis, ki)
+    a, b = np.random.default_rng(1).random((2, 16, 16), dtype="float32")
+    c = np.zeros((16, 16), "float32")
+    te.build(s, [A, B, C])(a, b, c)
+    np.testing.assert_allclose(c, a @ b, rtol=1e-5)
