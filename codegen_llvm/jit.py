@@ -86,7 +86,9 @@ def target_options(mcpu=None, mattr=()) -> TargetOptions:
 @functools.lru_cache(maxsize=None)
 def _check_known(options: TargetOptions):
     """Refuse a CPU or feature name that LLVM does not know: it only warns on stderr and may
-    abort the process later, in code generation."""
+    abort the process later, in code generation. (LLVM writes to file descriptor 2 itself, so
+    it is redirected for the moment of the check; another thread's stderr output in that
+    moment goes to the check's log. Once per target: the result is cached.)"""
     with tempfile.TemporaryFile() as log:
         sys.stderr.flush()
         saved = os.dup(2)

@@ -115,10 +115,20 @@ def dtype_label(dtype) -> str:
     return f"{dtype.name} in {'big' if dtype.byteorder == '>' else 'little'}-endian byte order"
 
 
+@functools.lru_cache(maxsize=None)
+def _scalar_kind(dtype):
+    """(numpy kind, lowest, highest) of a scalar parameter's dtype, looked up once."""
+    kind = np.dtype(dtype).kind
+    if kind in "iu":
+        info = np.iinfo(dtype)
+        return kind, int(info.min), int(info.max)
+    return kind, None, None
+
+
 def _scalar(spec, value):
     """A scalar argument checked against its parameter's dtype: a number, an integer for an
     integer parameter, within its range."""
-    kind = np.dtype(spec.dtype).kind
+    kind, lo, hi = _scalar_kind(spec.dtype)
     if isinstance(value, (bool, np.bool_)) and kind != "b":
         value = int(value)
     if not isinstance(value, (int, float, np.number)) or isinstance(value, complex):
@@ -128,10 +138,9 @@ def _scalar(spec, value):
         if not isinstance(value, (int, np.integer)):
             raise ArgumentError(f"argument {spec.name} is a scalar of dtype {spec.dtype}, got "
                                 f"{type(value).__name__} {value}; pass an int")
-        info = np.iinfo(spec.dtype)
-        if not info.min <= value <= info.max:
+        if not lo <= value <= hi:
             raise ArgumentError(f"argument {spec.name} = {value} does not fit its dtype "
-                                f"{spec.dtype} [{info.min}, {info.max}]")
+                                f"{spec.dtype} [{lo}, {hi}]")
         return int(value)
     return value
 

@@ -17,4 +17,5 @@ from .functions import *  # noqa: F401,F403
 from . import modules  # noqa: E402  (layers on top of the tensor and its operators)
 from .modules import *  # noqa: F401,F403
 from . import data, datasets, init, optim, utils  # noqa: F401,E402  (they build on the layers)
+from . import linalg  # noqa: F401,E402  (torch.linalg: norms and small factorizations)
 from .serialization import load, save  # noqa: F401,E402

@@ -404,6 +404,15 @@ def _accumulate(t, g, create_graph):
         t._grad.add_(g)
 
 
+def _accumulate_leaf(t, g, create_graph):
+    """Add ``g`` into leaf ``t``'s ``.grad``, then run its post-accumulate-grad hooks (each
+    called with ``t``, as PyTorch's ``register_post_accumulate_grad_hook``)."""
+    _accumulate(t, g, create_graph)
+    hooks = t._post_accumulate_hooks
+    for hook in list(hooks.values()) if hooks else ():
+        hook(t)
+
+
 def _finish(node, nr, g, create_graph):
     """Run the tensor hooks of output ``nr`` on its summed gradient ``g``, retain it."""
     hooks = node._output_hooks(nr)
@@ -451,7 +460,7 @@ def _execute(outputs, grad_outputs, retain_graph, create_graph, inputs=None):
                 # a leaf that stopped requiring grad since the forward gets nothing, as in
                 # PyTorch (``w.requires_grad_(False)`` between forward and backward)
                 if inputs is None and node.variable.requires_grad:
-                    _accumulate(node.variable, slots[0], create_graph)
+                    _accumulate_leaf(node.variable, slots[0], create_graph)
                 continue
             if needed is not None and not any(c in needed for c, _ in node.next_functions):
                 continue
@@ -510,7 +519,7 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
             raise RuntimeError("One of the differentiated Tensors does not require grad")
     for t, g in zip(inputs, _execute(outputs, seeds, retain, create_graph, inputs=inputs)):
         if g is not None:
-            _accumulate(t, g, create_graph)
+            (_accumulate_leaf if t.is_leaf else _accumulate)(t, g, create_graph)
 
 
 def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False,

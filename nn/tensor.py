@@ -39,6 +39,7 @@ class Tensor:
     _view_of = None
     _epoch = 0          # how many in-place writes inside the graph gave this tensor a new node
     _base_epoch = 0     # for a view: the epoch of its base when the view took its history
+    _post_accumulate_hooks = None   # hook id -> hook(tensor), run after .grad accumulates
 
     def __init__(self, data: np.ndarray, requires_grad=False):
         self._data = data
@@ -196,8 +197,7 @@ class Tensor:
     @property
     def grad_fn(self):
         """The node that made this tensor (None for a leaf)."""
-        base = self._base
-        if base is not None and self._base_epoch != base._epoch:
+        if self._base is not None and self._base_epoch != self._base._epoch:
             self._follow_base()
         return self._grad_fn
 
@@ -208,7 +208,9 @@ class Tensor:
     def _follow_base(self):
         """This view's base was written in place inside the graph since the view took its
         history: the view reads the new values, so its gradient now flows through the base's
-        new node (PyTorch regenerates a view's grad_fn the same way)."""
+        new node (PyTorch regenerates a view's grad_fn the same way). Reading ``grad_fn`` or
+        ``requires_grad`` of such a view does it: it records a node (the view's positions in
+        the base) even under no_grad."""
         base = self._base
         self._base_epoch = base._epoch
         if base.requires_grad:
@@ -218,8 +220,7 @@ class Tensor:
 
     @property
     def requires_grad(self) -> bool:
-        base = self._base
-        if base is not None and self._base_epoch != base._epoch:
+        if self._base is not None and self._base_epoch != self._base._epoch:
             self._follow_base()
         return self._requires_grad
 
@@ -301,6 +302,21 @@ class Tensor:
                 self.grad_fn._hooks[self._output_nr] = self._backward_hooks
         handle = autograd.RemovableHandle(self._backward_hooks)
         self._backward_hooks[handle.id] = hook
+        return handle
+
+    def register_post_accumulate_grad_hook(self, hook):
+        """Call ``hook(self)`` after a backward has accumulated a gradient into this leaf's
+        ``.grad``. Returns a handle whose ``remove()`` unregisters it."""
+        if not self.requires_grad:
+            raise RuntimeError("cannot register a hook on a tensor that doesn't require "
+                               "gradient")
+        if not self.is_leaf:
+            raise RuntimeError("post accumulate grad hooks cannot be registered on non-leaf "
+                               "tensors")
+        if self._post_accumulate_hooks is None:
+            self._post_accumulate_hooks = {}
+        handle = autograd.RemovableHandle(self._post_accumulate_hooks)
+        self._post_accumulate_hooks[handle.id] = hook
         return handle
 
     def detach(self) -> Tensor:
@@ -732,12 +748,14 @@ METHODS = """
     split chunk unbind
     flip roll diagonal tril triu
     gather scatter scatter_add index_select masked_select take nonzero index_add index_fill
+    scatter_reduce index_put
     broadcast_to diff nanmean addcmul addcdiv
 """.split()
 INPLACE = """
     add sub mul div pow neg exp log sqrt abs sigmoid tanh relu clamp clamp_min clamp_max
     floor ceil round trunc reciprocal sign sin cos lerp masked_fill scatter scatter_add
     index_fill index_add fmod remainder clip exp2 square frac atan2 addcmul addcdiv
+    scatter_reduce index_put
 """.split()
 
 

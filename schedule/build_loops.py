@@ -16,8 +16,8 @@ from te.tensor import COMM_REDUCE, ComputeOp, PlaceholderOp, Tensor
 
 from .functor import substitute as ir_substitute
 from .bound import _loads, loop_ranges, pass_up
-from .ir import (Allocate, Buffer, BufferLoad, BufferRef, BufferStore, Evaluate, For, ForKind, IfThenElse, LetStmt,
-                 PrimFunc, Stmt, seq, storage_sync)
+from .ir import (Allocate, Buffer, BufferLoad, BufferRef, BufferStore, Evaluate, For, ForKind,
+                 IfThenElse, LetStmt, PrimFunc, Stmt, seq, storage_sync)
 from .ir_builder import extern_body
 from .simplify import can_prove, simplify
 from .stage import ScheduleError, Split
@@ -108,10 +108,11 @@ class _Builder:
     def _check_reads(self):
         """No stage computed over its whole domain (at the root) reads outside a tensor where
         no condition guards the read (te/index_check.py). Attached and inlined stages compute
-        parts of their domain, scan steps start after the init: they are not checked."""
+        parts of their domain, scan steps start after the init, a store predicate guards
+        the whole body: they are not checked."""
         for stage in self.sch.stages:
             if isinstance(stage.op, ComputeOp) and stage.attach_type == "root" and \
-                    stage.scan is None:
+                    stage.scan is None and stage.store_predicate is None:
                 bad = check_reads(stage.op.axis + stage.op.reduce_axis, stage.op.body)
                 if bad:
                     raise ScheduleError(f"lower: compute {stage.op.name}: {bad}")
@@ -337,15 +338,17 @@ class _Builder:
         for pos in range(len(leaves) - 1, p0 - 1, -1):
             stmt = self._attached(stage, leaves[pos], stmt)
             stmt = self._loop(stage, leaves[pos], sb.extents[leaves[pos]], stmt)
+        # one row of slots per combination of the other thread indices in scope (this
+        # stage's data axes and the enclosing stages' axes bound to threads)
         lin, size = const(0), 1
-        for lv in leaves[:p0]:
-            attr = stage.iter_attrs.get(lv)
-            if attr and attr.bind is not None and attr.bind.thread_tag.startswith("threadIdx"):
-                ext = sb.extents[lv]
-                if not isinstance(ext, IntImm):
-                    raise ScheduleError(f"cross-thread reduction of stage {stage.name}: "
-                                        f"thread axis {lv.var.name} needs a constant extent")
-                lin, size = lin * ext + lv.var, size * ext.value
+        for owner, lv in self._thread_leaves(stage, leaves[:p0]):
+            if owner.iter_attrs[lv].bind.thread_tag == tag:
+                continue
+            ext = self.bounds[owner].extents[lv]
+            if not isinstance(ext, IntImm):
+                raise ScheduleError(f"cross-thread reduction of stage {stage.name}: "
+                                    f"thread axis {lv.var.name} needs a constant extent")
+            lin, size = lin * ext + lv.var, size * ext.value
         red_bufs = [Buffer(f"{op.name}.red{x}", (const(size * T.value),), b.dtype, "shared")
                     for x, b in zip(suffix, bufs)]
         tx = Var(tleaf.var.name + "_red")
@@ -363,15 +366,20 @@ class _Builder:
         conds = [substitute(c, {tleaf.var: tx}) for c in data_conds]
         results = [BufferStore(b, BufferLoad(r, (base,), r.dtype), store_idx)
                    for b, r in zip(bufs, red_bufs)]
-        phases.append(_guard(seq(*results), conds + [tx.equal(0)], self.ranges))
-        idle = [t for t in ("threadIdx.x", "threadIdx.y", "threadIdx.z")
-                if t not in self._thread_tags(stage)]
+        # an argument is stored once; an intermediate by every thread (it may be a register
+        # of each thread, when the stage is computed inside thread loops)
+        argument = bufs[0] in self.full_bufs
+        phases.append(_guard(seq(*results), conds + [tx.equal(0)] * argument, self.ranges))
+        bound = {owner.iter_attrs[lv].bind.thread_tag
+                 for owner, lv in self._thread_leaves(stage, leaves[:p0])} | {tag}
+        idle = [t for t in ("threadIdx.x", "threadIdx.y", "threadIdx.z") if t not in bound]
         tree = []
         for k, phase in enumerate(phases):
             phase = For(tx, const(0), T, ForKind.THREAD_BINDING, phase, tag)
-            for t in idle:          # only the threads at index 0 of the others
-                phase = For(Var(f"{op.name}_{t.replace('.', '_')}"), const(0), const(1),
-                            ForKind.THREAD_BINDING, phase, t)
+            if k < len(phases) - 1 or argument:
+                for t in idle:          # only the threads at index 0 of the others
+                    phase = For(Var(f"{op.name}_{t.replace('.', '_')}"), const(0), const(1),
+                                ForKind.THREAD_BINDING, phase, t)
             tree += [phase] if k == len(phases) - 1 else [phase, storage_sync()]
         cross = seq(*tree)
         inits = red.init or red.combiner.identity
@@ -385,18 +393,17 @@ class _Builder:
             stmt = self._loop(stage, leaves[pos], sb.extents[leaves[pos]], stmt)
         return stmt
 
-    def _thread_tags(self, stage) -> set:
-        """The thread indices bound by ``stage``'s loops and by the loops of the stages it is
-        computed inside (down to where it is attached)."""
-        tags = set()
-        leaves = stage.leaf_iter_vars
+    def _thread_leaves(self, stage, own):
+        """(stage, leaf) of the loops bound to a threadIdx around a stage's reduction: its
+        ``own`` outer leaves, then those of the stages it is computed inside, down to where
+        it is attached."""
+        found, leaves = [], own
         while True:
-            for lv in leaves:
-                attr = stage.iter_attrs.get(lv)
-                if attr is not None and attr.bind is not None:
-                    tags.add(attr.bind.thread_tag)
+            found += [(stage, lv) for lv in leaves if lv in stage.iter_attrs and
+                      stage.iter_attrs[lv].bind is not None and
+                      stage.iter_attrs[lv].bind.thread_tag.startswith("threadIdx")]
             if stage.attach_type != "scope":
-                return tags
+                return found
             parent = stage.attach_stage
             leaves = parent.leaf_iter_vars[:parent.leaf_iter_vars.index(stage.attach_ivar) + 1]
             stage = parent

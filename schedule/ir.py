@@ -10,6 +10,7 @@ import enum
 from dataclasses import dataclass, field
 
 from te import dtypes
+from te.extern import register_loop_ir
 from te.expr import Call, Expr, Var, cast
 
 NODE = dataclass(frozen=True, eq=False, repr=False)
@@ -85,6 +86,9 @@ class Stmt:
         return stmt_str(self)
 
     __repr__ = __str__
+
+
+register_loop_ir(Stmt)         # te.extern takes ir_builder statements as bodies
 
 
 @NODE

@@ -1,21 +1,23 @@
 """TVM's ``ir_builder``: loop IR written by hand, for the body of a ``te.extern`` stage.
 
-    def cumsum_ir(ins, outs):
+    def cumsum_ir(x, y):
         ib = te.tir.ir_builder.create()
-        x, y = ib.buffer_ptr(ins[0]), ib.buffer_ptr(outs[0])
+        xp, yp = ib.buffer_ptr(x), ib.buffer_ptr(y)
         with ib.for_range(0, n, name="i", kind="parallel") as i:
-            y[i, 0] = x[i, 0]
+            yp[i, 0] = xp[i, 0]
             with ib.for_range(1, m, name="j") as j:
-                y[i, j] = y[i, j - 1] + x[i, j]
+                yp[i, j] = yp[i, j - 1] + xp[i, j]
         return ib.get()
 
     C = te.extern((n, m), [A], lambda ins, outs: cumsum_ir(ins[0], outs[0]), name="C")
 
 ``buffer_ptr`` gives a view of an extern buffer that indexes like the tensor (``y[i, j]``) or
-flat (``y[i * m + j]``, as TVM's pointer form); ``allocate`` a scratch buffer for the rest of the
-scope; ``scope_attr(tx, "thread_extent", n)`` binds the rest of the scope to GPU threads. The statement ``get()`` returns is the stage's body: lowering puts the stage's real
-buffers in place of the extern buffers (``extern_body``), and every target runs it as any
-other loop nest.
+flat (``y[i * m + j]``, as TVM's pointer form: one index into a buffer of several dimensions,
+which storage_flatten keeps as it is); ``allocate`` a scratch buffer for the rest of the scope;
+``scope_attr(tx, "thread_extent", n)`` binds the rest of the scope to GPU threads. The
+statement ``get()`` returns is the stage's body: lowering puts the stage's real buffers in
+place of the extern buffers (``extern_body``), and every target runs it as any other loop
+nest.
 """
 from __future__ import annotations
 
@@ -33,22 +35,18 @@ from .simplify import simplify
 KINDS = {"serial": ForKind.SERIAL, "parallel": ForKind.PARALLEL,
          "vectorize": ForKind.VECTORIZED, "unroll": ForKind.UNROLLED}
 
-_placeholders = {}          # id(ExternBuffer) -> (ExternBuffer, its Buffer in builder IR)
-
-
 class IRBuilderError(ValueError):
     """A misuse of the IR builder; the message says what to write instead."""
 
 
 def placeholder_buffer(extern_buffer) -> Buffer:
     """The Buffer that stands for ``extern_buffer`` (an input or output of a te.extern) in
-    builder IR; the same one each time."""
-    entry = _placeholders.get(id(extern_buffer))
-    if entry is None or entry[0] is not extern_buffer:
-        entry = (extern_buffer, Buffer(extern_buffer.name, tuple(extern_buffer.shape),
-                                       extern_buffer.dtype))
-        _placeholders[id(extern_buffer)] = entry
-    return entry[1]
+    builder IR; the same one each time (kept on the extern buffer)."""
+    buffer = extern_buffer.__dict__.get("_ir_buffer")
+    if buffer is None:
+        buffer = Buffer(extern_buffer.name, tuple(extern_buffer.shape), extern_buffer.dtype)
+        object.__setattr__(extern_buffer, "_ir_buffer", buffer)
+    return buffer
 
 
 class BufferVar:
@@ -79,8 +77,6 @@ class BufferVar:
                 raise IRBuilderError(f"buffer {self.buffer.name}: index {e} has dtype {e.dtype}; "
                                      "indices must be integers")
             out.append(e)
-        if len(out) == 1 and ndim > 1:       # flat: a one-dimensional view of the same memory
-            return _flat_view(self.buffer), tuple(out)
         return self.buffer, tuple(out)
 
     def __getitem__(self, index):
@@ -93,20 +89,6 @@ class BufferVar:
         if value.dtype != self.buffer.dtype:
             value = cast(self.buffer.dtype, value)
         self._builder.emit(BufferStore(buffer, value, indices))
-
-
-_flat_views = {}            # id(Buffer) -> (Buffer, its flat view)
-
-
-def _flat_view(buffer) -> Buffer:
-    entry = _flat_views.get(id(buffer))
-    if entry is None or entry[0] is not buffer:
-        size = const(1)
-        for d in buffer.shape:
-            size = size * d
-        flat = Buffer(buffer.name, (size,), buffer.dtype, buffer.scope)
-        entry = _flat_views[id(buffer)] = (buffer, flat)
-    return entry[1]
 
 
 class IRBuilder:
@@ -246,36 +228,28 @@ def create() -> IRBuilder:
 
 class _PutBuffers(IRMutator):
     def __init__(self, buffers):
-        self.buffers = buffers      # id(placeholder or flat view) -> real buffer (or flat view)
+        self.buffers = buffers      # id(placeholder Buffer) -> the stage's real Buffer
 
-    def _real(self, buffer):
-        return self.buffers.get(id(buffer), buffer)
+    def _real(self, buffer, indices):
+        real = self.buffers.get(id(buffer), buffer)
+        if real is not buffer and len(indices) == 1 < len(real.shape) and real.strides:
+            raise IRBuilderError(f"buffer {real.name} is strided (storage_align): index it "
+                                 "with one index per dimension in the ir_builder body")
+        return real
 
     def visit_BufferLoad(self, node):
         node = self.generic_visit(node)
-        real = self._real(node.buffer)
+        real = self._real(node.buffer, node.indices)
         return node if real is node.buffer else BufferLoad(real, node.indices, node.dtype)
 
     def visit_BufferStore(self, node):
         node = self.generic_visit(node)
-        real = self._real(node.buffer)
+        real = self._real(node.buffer, node.indices)
         return node if real is node.buffer else BufferStore(real, node.value, node.indices)
 
 
 def extern_body(stmt, buffers) -> Stmt:
     """Builder IR ``stmt`` with the stage's real buffers in place of its extern buffers:
     ``buffers`` maps each ExternBuffer to the Buffer lowering gave it."""
-    table = {}
-    for extern_buffer, real in buffers.items():
-        holder = placeholder_buffer(extern_buffer)
-        table[id(holder)] = real
-        table[id(_flat_view(holder))] = real if len(real.shape) <= 1 else _flat_of(real)
+    table = {id(placeholder_buffer(eb)): real for eb, real in buffers.items()}
     return _PutBuffers(table).visit(stmt)
-
-
-def _flat_of(real) -> Buffer:
-    """A flat index into ``real``: the same buffer, whose one index storage_flatten keeps."""
-    if real.strides:
-        raise IRBuilderError(f"buffer {real.name} is strided (storage_align): index it with one "
-                             "index per dimension in the ir_builder body")
-    return real

@@ -2,9 +2,10 @@
 
 Every node is a small frozen dataclass hashed by identity (``eq=False``): two variables named
 ``i`` are different variables. ``a == b`` builds the comparison (``EqualOp``), which as a Python
-bool says whether ``a`` and ``b`` are the same node, as in TVM. Building an expression goes through the ``ExprOp`` mixin, which
-converts Python numbers, applies the promotion rules of ``te.dtypes`` and refuses the operations
-that would silently mean something else (integer ``/``, ``bool(expr)``).
+bool says whether ``a`` and ``b`` are the same node, as in TVM. Building an expression goes
+through the ``ExprOp`` mixin, which converts Python numbers, applies the promotion rules of
+``te.dtypes`` and refuses the operations that would silently mean something else (integer
+``/``, ``bool(expr)``).
 """
 from __future__ import annotations
 
@@ -109,7 +110,8 @@ class ExprOp:
         a = convert(self)
         if dtypes.is_bool(a.dtype):
             return Not(a, "bool")
-        return binary(Sub, const(-1, a.dtype), a)
+        all_ones = np.iinfo(a.dtype).max if a.dtype.startswith("uint") else -1
+        return binary(Sub, const(all_ones, a.dtype), a)      # ~a == all ones - a
 
     def __eq__(self, other):
         if not _comparable(other):

@@ -23,6 +23,15 @@ class ExternError(RuntimeError):
 
 
 _REGISTRY = {}
+# the statement types of the loop IR (schedule/ir.py registers them when it is imported, so
+# that te needs nothing from the layer above it): te.tir.ir_builder bodies of extern stages
+LOOP_IR = ()
+
+
+def register_loop_ir(*types):
+    """Accept statements of these types as extern bodies (called by schedule/ir.py)."""
+    global LOOP_IR
+    LOOP_IR = tuple(dict.fromkeys(LOOP_IR + types))
 
 
 def register_func(func_name, f=None, override=False):
@@ -158,9 +167,8 @@ def extern(shape, inputs, fcompute, name="extern", dtype=None, in_buffers=None,
                  for n, s, d in zip(out_names, shapes, out_dtypes))
     body = fcompute(list(ins), list(outs))
     bodies = tuple(body) if isinstance(body, (list, tuple)) else (body,)
-    from schedule.ir import Stmt         # the loop IR that te.tir.ir_builder builds
     for b in bodies:
-        if isinstance(b, Stmt):
+        if isinstance(b, LOOP_IR):
             continue
         if not (isinstance(b, Call) and b.op == "tvm_call_packed"):
             raise TEError(f"extern {name}: fcompute must return te.call_packed(...) (or a list "

@@ -16,6 +16,9 @@ def call_intrin(dtype, name, *args):
     ``call_intrin("int32", "tir.tvm_storage_sync", "shared")`` of ir_builder GPU code."""
     op = name[4:] if name.startswith("tir.") else name
     if op == "tvm_storage_sync":
+        if args not in ((), ("shared",)):
+            raise ValueError(f"call_intrin({name!r}): only the 'shared' scope is supported (a "
+                             f"barrier of the threads of a block), got {args}")
         return Call(op, (), "int32")        # a barrier of the block (shared memory)
     raise ValueError(f"call_intrin: unknown intrinsic {name!r}; te.tir has "
                      "call_intrin('int32', 'tir.tvm_storage_sync', 'shared') and the math "

@@ -1,4 +1,5 @@
-"""Convolution and padding: ``conv1d``, ``conv2d`` and ``pad``, as torch.nn.functional has them.
+"""Convolution and padding: ``conv1d``, ``conv2d``, ``conv3d``, ``conv_transpose3d`` and
+``pad``, as torch.nn.functional has them.
 
 A convolution is one autograd node (``ConvolutionBackward0``) whose backward runs two more
 compiled kernels: the gradient for the input (a convolution of the output gradient with the
@@ -12,7 +13,11 @@ Those two are Functions of their own, each differentiable through the other two,
     grad_input(g, w)  backward:      dg = conv(ggx, w)            dw = grad_weight(ggx, g)
     grad_weight(x, g) backward:      dx = grad_input(g, ggw)      dg = conv(x, ggw)
 
-1-d convolutions run as 2-d ones over rows of height 1. ``pad`` pads the trailing dimensions
+1-d convolutions run as 2-d ones over rows of height 1. A 3-d convolution gathers, for each
+output depth, the kD input depth slices its taps read (``index_select``), stacks them as
+channels and runs one 2-d convolution over (N * D', C * kD, H, W) with the kernel's depth
+folded into its input channels; its gradients are those of the gather and the 2-d
+convolution. ``pad`` pads the trailing dimensions
 (PyTorch's order: last dimension first) with a constant (negative sizes crop), a reflection,
 the edge values or a wrap-around; its gradient folds the padded copies back.
 """
@@ -24,12 +29,14 @@ import numpy as np
 
 from nn.ops import conv as ops
 
-from .base import Op, Tensor, _kernel
+from .base import Op, Tensor, _kernel, to_device
 
-__all__ = ["conv1d", "conv2d", "pad"]
+__all__ = ["conv1d", "conv2d", "conv3d", "conv_transpose3d", "pad"]
 
 # stride (h, w), padding (top, left, bottom, right), dilation (h, w), groups
 Geometry = collections.namedtuple("Geometry", ["stride", "padding", "dilation", "groups"])
+
+_KERNEL_AXES = {1: "kW", 2: "kH, kW", 3: "kT, kH, kW"}
 
 _SCALAR_NAMES = {"float16": "Half", "float32": "Float", "float64": "Double"}
 
@@ -180,7 +187,7 @@ def _check_conv(name, x, w, bias, stride, dilation, groups, nd):
                            f"{name}, but got input of size: {_shape(x)}")
     if w.ndim != nd + 2:
         raise RuntimeError(f"{name}: expected a {nd + 2}D weight (out_channels, in_channels / "
-                           f"groups, {'kH, kW' if nd == 2 else 'kW'}), but got weight of "
+                           f"groups, {_KERNEL_AXES[nd]}), but got weight of "
                            f"size {_shape(w)}")
     if not x.is_floating_point():
         raise RuntimeError(f"{name}: expected a floating point input, got {x.dtype}")
@@ -252,6 +259,85 @@ def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
                                                       padding, dilation, groups)
     geo = Geometry((1,) + stride, (0, pads[0][0], 0, pads[0][1]), (1,) + dilation, groups)
     out = Convolution.apply(x.unsqueeze(2), weight.unsqueeze(2), bias, geo).squeeze(2)
+    return out.squeeze(0) if unbatched else out
+
+
+def _depth_taps(x, taps, stride, dilation):
+    """(N, C, D, H, W) -> (N * D', C * taps, H, W): for each output depth, the input depth
+    slices its ``taps`` kernel depths read, as channels (channel c * taps + t)."""
+    from .index import index_select
+    N, C, D, H, W = x.shape
+    OD = (D - dilation * (taps - 1) - 1) // stride + 1
+    index = (np.arange(OD)[:, None] * stride + np.arange(taps)[None, :] * dilation).ravel()
+    picked = index_select(x, 2, to_device(Tensor(index), x.device))
+    picked = picked.reshape(N, C, OD, taps, H, W).permute(0, 2, 1, 3, 4, 5)
+    return picked.reshape(N * OD, C * taps, H, W), OD
+
+
+def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    """3-d convolution of input (N, C, D, H, W) or (C, D, H, W) with weight
+    (F, C / groups, kD, kH, kW); the options as ``conv2d``'s, per (D, H, W). The depth taps
+    become input channels of one 2-d convolution (see the module's docstring)."""
+    x, unbatched, stride, pads, dilation = _arguments("conv3d", 3, input, weight, bias, stride,
+                                                      padding, dilation, groups)
+    if pads[0] != (0, 0):
+        x = pad(x, (0, 0, 0, 0) + pads[0])
+    N, F, KD = x.shape[0], weight.shape[0], weight.shape[2]
+    taps, OD = _depth_taps(x, KD, stride[0], dilation[0])
+    w = weight.reshape(F, weight.shape[1] * KD, *weight.shape[3:])
+    geo = Geometry(stride[1:], (pads[1][0], pads[2][0], pads[1][1], pads[2][1]), dilation[1:],
+                   groups)
+    out = Convolution.apply(taps, w, bias, geo)
+    out = out.reshape(N, OD, F, *out.shape[2:]).permute(0, 2, 1, 3, 4).contiguous()
+    return out.squeeze(0) if unbatched else out
+
+
+def conv_transpose3d(input, weight, bias=None, stride=1, padding=0, output_padding=0,
+                     groups=1, dilation=1):
+    """3-d transposed convolution of (N, C_in, D, H, W) or (C_in, D, H, W) with weight
+    (C_in, C_out / groups, kD, kH, kW): a 2-d transposed convolution over (H, W) with the
+    kernel's depth folded into its output channels, then each (input depth, kernel depth)
+    pair added onto output depth ``d * stride - padding + k * dilation`` (a product with a
+    0/1 matrix, so gradients come with it)."""
+    from .conv_transpose import _check, conv_transpose2d
+    _check("conv_transpose3d", input, weight, bias, groups, 3)
+    stride, padding = _ntuple(stride, 3, "stride"), _ntuple(padding, 3, "padding")
+    output_padding = _ntuple(output_padding, 3, "output_padding")
+    dilation = _ntuple(dilation, 3, "dilation")
+    for op, s, d in zip(output_padding, stride, dilation):
+        if op >= s and op >= d:
+            raise RuntimeError("output padding must be smaller than either stride or dilation,"
+                               f" but got output_padding: {output_padding}, stride: {stride}, "
+                               f"dilation: {dilation}")
+    unbatched = input.ndim == 4
+    x = input.unsqueeze(0) if unbatched else input
+    N, C, D, H, W = x.shape
+    KD = weight.shape[2]
+    OD = (D - 1) * stride[0] - 2 * padding[0] + dilation[0] * (KD - 1) + output_padding[0] + 1
+    out_hw = [(n - 1) * s - 2 * p + d * (k - 1) + op + 1 for n, s, p, d, k, op in
+              zip((H, W), stride[1:], padding[1:], dilation[1:], weight.shape[3:],
+                  output_padding[1:])]
+    if min([OD] + out_hw) < 1:
+        raise RuntimeError(f"Given input size per channel: ({D} x {H} x {W}). Calculated output "
+                           f"size per channel: ({OD} x {out_hw[0]} x {out_hw[1]}). Output size "
+                           "is too small")
+    w = weight.reshape(C, weight.shape[1] * KD, *weight.shape[3:])
+    planes = x.permute(0, 2, 1, 3, 4).reshape(N * D, C, H, W)
+    y = conv_transpose2d(planes, w, None, stride[1:], padding[1:], output_padding[1:], groups,
+                         dilation[1:])                      # (N * D, C_out * KD, H', W')
+    OH, OW = y.shape[2:]
+    co = weight.shape[1] * groups
+    y = y.reshape(N, D, co, KD, OH * OW).permute(0, 2, 4, 1, 3).reshape(N, co, OH * OW, D * KD)
+    fold = np.zeros((D * KD, OD), dtype=np.dtype(str(x.dtype)))
+    for d in range(D):
+        for k in range(KD):
+            o = d * stride[0] - padding[0] + k * dilation[0]
+            if 0 <= o < OD:
+                fold[d * KD + k, o] = 1
+    out = (y @ to_device(Tensor(fold), x.device)).reshape(N, co, OH, OW, OD)
+    out = out.permute(0, 1, 4, 2, 3).contiguous()
+    if bias is not None:
+        out = out + bias.reshape(1, -1, 1, 1, 1)
     return out.squeeze(0) if unbatched else out
 
 

@@ -26,8 +26,9 @@ from .base import Op, Tensor, _dim, _kernel
 from .elementwise import where
 from .shape import Select, Slice, SliceBackward, _run, contiguous_data, unsqueeze
 
-__all__ = ["getitem", "setitem_", "gather", "scatter", "scatter_add", "index_select",
-           "masked_select", "take", "nonzero", "index_add", "index_fill"]
+__all__ = ["getitem", "setitem_", "gather", "scatter", "scatter_add", "scatter_reduce",
+           "index_select", "masked_select", "take", "nonzero", "index_add", "index_fill",
+           "index_put"]
 
 WIDTH = 16      # sources combined per output element and kernel pass (see ``_scatter``)
 
@@ -614,6 +615,213 @@ def scatter_add(input, dim, index, src):
     src = _source(input, index, src, None, "scatter_add")
     _check_dim_index(input, d, index, src)
     return ScatterAdd.apply(input, src, d, index)
+
+
+# ----------------------------------------------------------------------------- scatter_reduce
+
+_REDUCTIONS = ("sum", "prod", "mean", "amax", "amin")
+
+
+def _identity(reduce, dtype):
+    """The value that leaves ``reduce`` unchanged (what ``include_self=False`` starts from)."""
+    if reduce in ("sum", "mean"):
+        return 0
+    if reduce == "prod":
+        return 1
+    if np.dtype(dtype).kind == "f":
+        return -np.inf if reduce == "amax" else np.inf
+    info = np.iinfo(dtype) if np.dtype(dtype).kind in "iu" else None
+    if info is None:            # bool
+        return reduce == "amin"
+    return info.min if reduce == "amax" else info.max
+
+
+def _const(array, like):
+    """A constant tensor of ``array``'s values on ``like``'s device."""
+    return Tensor(devices.move(np.ascontiguousarray(array), like.device))
+
+
+class ScatterReduce(Op):
+    """``input`` with the elements of ``src`` combined by ``reduce`` into the positions
+    ``index`` gives along ``dim``; with ``include_self=False`` the scattered-to elements of
+    ``input`` take no part. Sum and product run in the scatter kernels; the mean divides
+    the sum by the counts; amax and amin are numpy's ``ufunc.at`` on the host. The gradients
+    are PyTorch's (``scatter_reduce_backward``): amax and amin share the gradient evenly
+    among the elements equal to the result."""
+    host_only = True
+
+    @staticmethod
+    def forward(ctx, input, src, dim, index, reduce, include_self):
+        region = contiguous_data(src._data[tuple(slice(0, n) for n in index.shape)])
+        targets = _dim_positions(input.shape, dim, index._data).reshape(-1)
+        base = np.array(_flat(input))
+        if not include_self:
+            base[targets] = _identity(reduce, input.dtype)
+        if reduce in ("amax", "amin"):
+            out = base
+            (np.maximum if reduce == "amax" else np.minimum).at(out, targets, region.reshape(-1))
+        else:
+            kind = "prod" if reduce == "prod" else "sum"
+            out = _scatter(base, region.reshape(-1), targets, kind)
+        counts = np.bincount(targets, minlength=base.size) + int(include_self)
+        counts[counts == 0] = 1
+        if reduce == "mean":
+            out = out // counts if out.dtype.kind in "iub" else out / counts
+        out = np.asarray(out).astype(input.dtype).reshape(input.shape)
+        ctx.dim, ctx.index, ctx.reduce, ctx.include_self = dim, index, reduce, include_self
+        ctx.src_shape, ctx.targets = src.shape, targets
+        ctx.counts = counts.reshape(input.shape).astype(input.dtype)
+        if reduce in ("prod", "amax", "amin"):
+            ctx.inputs = (Tensor(input._data), Tensor(region), Tensor(out))
+        return Tensor(out)
+
+    @staticmethod
+    def backward(ctx, g):
+        dim, index, reduce = ctx.dim, ctx.index, ctx.reduce
+        if reduce == "sum":
+            grad_self, grad_src = g, gather(g, dim, index)
+        elif reduce == "mean":
+            grad_self = g / _const(ctx.counts, g)
+            grad_src = gather(grad_self, dim, index)
+        else:
+            self_, src, result = (t.to(g.device) for t in ctx.inputs)
+            grad_self, grad_src = _REDUCE_GRAD[reduce](g, self_, src, result, dim, index, ctx)
+        if not ctx.include_self:
+            grad_self = _zero_at(grad_self, ctx.targets)
+        need = ctx.needs_input_grad
+        return (grad_self if need[0] else None,
+                _pad_to(grad_src, ctx.src_shape) if need[1] else None, None, None, None, None)
+
+
+def _prod_grad(g, self_, src, result, dim, index, ctx):
+    """The gradient of a scatter product: ``g * result / x`` for each factor ``x``."""
+    if (self_._data == 0).any() and ctx.include_self or (src._data == 0).any():
+        raise RuntimeError("scatter_reduce(): the derivative of reduce='prod' with zeros among "
+                           "the factors is not implemented")
+    scaled = g * result
+    return scaled / self_, gather(scaled, dim, index) / src
+
+
+def _extremum_grad(g, self_, src, result, dim, index, ctx):
+    """The gradient of amax / amin: shared evenly by the elements equal to the result."""
+    value = gather(result, dim, index)
+    self_is = (self_ == result).to(g.dtype)
+    src_is = (src == value).to(g.dtype)
+    share = g / scatter_add(self_is, dim, index, src_is)
+    return self_is * share, src_is * gather(share, dim, index)
+
+
+_REDUCE_GRAD = {"prod": _prod_grad, "amax": _extremum_grad, "amin": _extremum_grad}
+
+
+def scatter_reduce(input, dim, index, src, reduce, *, include_self=True):
+    """``input`` with ``src`` combined into the positions ``index`` gives along ``dim`` by
+    ``reduce`` ("sum", "prod", "mean", "amax" or "amin"), counting ``input``'s own element
+    when ``include_self``."""
+    index = _index_tensor(index, "scatter_reduce")
+    if reduce not in _REDUCTIONS:
+        raise RuntimeError(f"reduce argument must be either sum, prod, mean, amax or amin, got "
+                           f"{reduce}")
+    d = _dim(dim, input.ndim)
+    if not isinstance(src, Tensor) or src.dtype != input.dtype:
+        raise RuntimeError("scatter(): Expected self.dtype to be equal to src.dtype")
+    _check_dim_index(input, d, index, src)
+    index = Tensor(devices.host(index._data))       # index bookkeeping runs on the host
+    if input.ndim == 0:
+        return ScatterReduce.apply(input.reshape(1), src.reshape(1), 0, index.reshape(1),
+                                   reduce, include_self).reshape(())
+    return ScatterReduce.apply(input, src, d, index, reduce, bool(include_self))
+
+
+# ----------------------------------------------------------------------------- index_put
+
+def _put_positions(input, indices):
+    """The flat positions of ``input`` that ``input[indices]`` reads (a tuple of integer or
+    bool index tensors, applied from the first dimension), in the indexing result's shape."""
+    if not isinstance(indices, (tuple, list)):
+        raise TypeError(f"index_put(): argument 'indices' must be tuple of Tensors, not "
+                        f"{type(indices).__name__}")
+    d, advanced = 0, []
+    for item in indices:
+        if not isinstance(item, Tensor) or item.dtype not in ("bool", "uint8") and \
+                not item.dtype.startswith(("int", "uint")):
+            raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
+        data = devices.host(item._data)
+        if item.dtype in ("bool", "uint8"):
+            if d + item.ndim > input.ndim:
+                break
+            for j in range(item.ndim):
+                if item.shape[j] != input.shape[d + j]:
+                    raise IndexError(f"The shape of the mask {list(item.shape)} at index {j} "
+                                     f"does not match the shape of the indexed tensor "
+                                     f"{list(input.shape)} at index {d + j}")
+            advanced.extend((d + j, a) for j, a in enumerate(np.nonzero(data)))
+            d += item.ndim
+        else:
+            advanced.append((d, data))
+            d += 1
+    used = builtins.sum(t.ndim if t.dtype in ("bool", "uint8") else 1 for t in indices)
+    if used > input.ndim:
+        raise IndexError(f"too many indices for tensor of dimension {input.ndim} (got {used})")
+    if not advanced:
+        return np.arange(input.numel(), dtype="int64").reshape(input.shape)
+    return _advanced_positions(input.shape, advanced)
+
+
+def _broadcast_values(values, shape):
+    """``values`` expanded to the indexing result's ``shape`` (leading ones dropped, as
+    PyTorch), or PyTorch's message when it does not fit."""
+    while values.ndim > len(shape) and values.shape[0] == 1:
+        values = values[0]
+    try:
+        fits = values.ndim <= len(shape) and \
+            np.broadcast_shapes(values.shape, shape) == tuple(shape)
+    except ValueError:
+        fits = False
+    if not fits:
+        raise RuntimeError(f"shape mismatch: value tensor of shape {list(values.shape)} cannot "
+                           f"be broadcast to indexing result of shape {list(shape)}")
+    return values.expand(shape) if values.shape != tuple(shape) else values
+
+
+class IndexPut(Op):
+    """``input`` with ``values`` written at the flat ``positions`` (the last write wins);
+    the overwritten elements get no gradient, ``values`` the gradient read there."""
+    host_only = True
+
+    @staticmethod
+    def forward(ctx, input, values, positions):
+        ctx.positions = positions
+        out = _scatter(_flat(input), _flat(values), positions.reshape(-1), "none")
+        return Tensor(out.reshape(input.shape))
+
+    @staticmethod
+    def backward(ctx, g):
+        need = ctx.needs_input_grad
+        return (_zero_at(g, ctx.positions) if need[0] else None,
+                Take.apply(g, ctx.positions) if need[1] else None, None)
+
+
+def index_put(input, indices, values, accumulate=False):
+    """``input`` with ``values`` written (added, with ``accumulate``; repeated positions
+    then accumulate) at ``input[indices]``, ``indices`` a tuple of index tensors."""
+    if not isinstance(values, Tensor):
+        raise TypeError(f"index_put(): argument 'values' must be Tensor, not "
+                        f"{type(values).__name__}")
+    if values.dtype != input.dtype:
+        raise RuntimeError(f"Index put requires the source and destination dtypes match, got "
+                           f"{_scalar_name(input.dtype)} for the destination and "
+                           f"{_scalar_name(values.dtype)} for the source.")
+    positions = _put_positions(input, indices)
+    values = _broadcast_values(values.to(input.device), positions.shape)
+    if accumulate:
+        return input + TakeBackward.apply(values, input.shape, positions)
+    return IndexPut.apply(input, values, positions)
+
+
+def _scalar_name(dtype):
+    from .linalg import _scalar
+    return _scalar(dtype)
 
 
 # ----------------------------------------------------------------------------- index_*

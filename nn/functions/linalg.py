@@ -1,5 +1,6 @@
 """Matrix products: ``mm``, ``bmm``, ``matmul`` (PyTorch's rules for vectors and batch axes),
-``linear`` (one fused dense-with-bias kernel), ``bilinear``, ``addmm``, ``mv``, ``dot``, ``outer``.
+``linear`` (one fused dense-with-bias kernel), ``bilinear``, ``addmm``, ``mv``, ``dot``, ``outer``,
+and ``cdist`` (the p-norm distances between two sets of row vectors).
 
 The backward of a product never copies an operand transposed: for matrices ``g @ B^T`` is a
 ``dense`` kernel (which reads B's rows along k) and ``A^T @ g`` a ``matmul_tn`` kernel (which
@@ -16,7 +17,7 @@ from nn.ops import cpu, cpu_matmul
 from ..tensor import zeros
 from .base import Op, _kernel, _operands, _sum_to, broadcast_shape
 
-__all__ = ["mm", "bmm", "matmul", "linear", "bilinear", "addmm", "mv", "dot", "outer"]
+__all__ = ["mm", "bmm", "matmul", "linear", "bilinear", "addmm", "mv", "dot", "outer", "cdist"]
 
 
 def _dims(shape):
@@ -311,3 +312,25 @@ def outer(input, vec2):
         raise RuntimeError(f"outer: expected 1-D tensors, got {input.ndim}-D and "
                            f"{vec2.ndim}-D")
     return input.unsqueeze(1) * vec2.unsqueeze(0)
+
+
+def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
+    """The p-norm distances between the rows of ``x1`` (..., P, M) and of ``x2`` (..., R, M):
+    (..., P, R), batch dimensions broadcast. Composed of a broadcast difference and a vector
+    norm, so its gradients are the norm's (zero where a difference is zero, for p >= 1)."""
+    from .reduce import norm
+    for name, t in (("X1", x1), ("X2", x2)):
+        if t.ndim < 2:
+            raise RuntimeError(f"cdist only supports at least 2D tensors, {name} got: "
+                               f"{t.ndim}D")
+    for name, t in (("X1", x1), ("X2", x2)):
+        if not t.is_floating_point():
+            raise RuntimeError(f"cdist only supports floating-point dtypes, {name} got: "
+                               f"{_scalar(t.dtype)}")
+    if x1.shape[-1] != x2.shape[-1]:
+        raise RuntimeError(f"X1 and X2 must have the same number of columns. X1: "
+                           f"{x1.shape[-1]} X2: {x2.shape[-1]}")
+    if p < 0:
+        raise RuntimeError("cdist only supports non-negative p values")
+    diff = x1.unsqueeze(-2) - x2.unsqueeze(-3)
+    return norm(diff, float(p), -1)

@@ -1,4 +1,4 @@
-"""Conv1d and Conv2d, as torch.nn has them: PyTorch's arguments, checks, default
+"""Conv1d, Conv2d and Conv3d (and ConvTranspose3d), as torch.nn has them: PyTorch's arguments, checks, default
 initialization and repr; the padding modes other than zeros pad with ``nn.functional.pad``
 first and convolve without padding."""
 from __future__ import annotations
@@ -11,7 +11,7 @@ from .. import init
 from ..functions import conv as F
 from .module import Module, Parameter
 
-__all__ = ["Conv1d", "Conv2d"]
+__all__ = ["Conv1d", "Conv2d", "Conv3d", "ConvTranspose3d"]
 
 _PADDING_MODES = {"zeros", "reflect", "replicate", "circular"}
 
@@ -134,3 +134,27 @@ class Conv2d(_ConvNd):
 
     def forward(self, input):
         return self._convolve(F.conv2d, input, self.weight, self.bias)
+
+
+class Conv3d(_ConvNd):
+    """3-d convolution over (N, C, D, H, W) or (C, D, H, W); weight
+    (out, in / groups, kD, kH, kW). ``padding`` and ``padding_mode`` as Conv2d's."""
+    nd = 3
+
+    def forward(self, input):
+        return self._convolve(F.conv3d, input, self.weight, self.bias)
+
+
+# after conv_extra_repr: conv_transpose imports it from here
+from .conv_transpose import _ConvTransposeNd  # noqa: E402
+
+
+class ConvTranspose3d(_ConvTransposeNd):
+    """3-d transposed convolution over (N, C_in, D, H, W); weight
+    (C_in, C_out / groups, kD, kH, kW)."""
+    nd = 3
+
+    def forward(self, input, output_size=None):
+        return F.conv_transpose3d(input, self.weight, self.bias, self.stride, self.padding,
+                                  self._output_padding(input, output_size), self.groups,
+                                  self.dilation)

@@ -38,8 +38,9 @@ class PixelUnshuffle(Module):
 
 
 class Upsample(Module):
-    """``interpolate`` as a layer: to ``size`` or by ``scale_factor``, "nearest" or
-    "linear" / "bilinear" / "trilinear" (3-D / 4-D / 5-D inputs)."""
+    """``interpolate`` as a layer: to ``size`` or by ``scale_factor``, "nearest",
+    "nearest-exact", "area" (any of 3-D / 4-D / 5-D inputs), "linear" / "bilinear" /
+    "trilinear" (3-D / 4-D / 5-D inputs) or "bicubic" (4-D)."""
 
     def __init__(self, size=None, scale_factor=None, mode="nearest", align_corners=None,
                  recompute_scale_factor=None):

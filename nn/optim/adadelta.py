@@ -5,8 +5,7 @@ from __future__ import annotations
 
 from nn.ops.optim import adadelta_update
 
-from ..tensor import tensor, zeros_like
-from .optimizer import Optimizer, check_numbers, count_step, no_differentiable
+from .optimizer import Optimizer, check_numbers, no_differentiable
 
 __all__ = ["Adadelta"]
 
@@ -37,14 +36,8 @@ class Adadelta(Optimizer):
         super().__init__(params, defaults)
 
     def _update(self, p, grad, group):
-        state = self.state[p]
         names = ["square_avg", "acc_delta"]
-        if not state:
-            state["step"] = tensor(0.0)
-        for name in names:
-            if name not in state:
-                state[name] = zeros_like(p)
-        count_step(state)
+        state, _ = self._step_state(p, names)
         rho = float(group["rho"])
         hyper = (-float(group["lr"]), rho, 1 - rho, float(group["eps"]),
                  float(group["weight_decay"]))

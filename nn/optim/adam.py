@@ -7,8 +7,7 @@ import math
 
 from nn.ops.optim import adam_update
 
-from ..tensor import tensor, zeros_like
-from .optimizer import Optimizer, check_betas, check_numbers, count_step, no_differentiable
+from .optimizer import Optimizer, check_adam_family, decay_kind, no_differentiable
 
 __all__ = ["Adam", "AdamW"]
 
@@ -27,14 +26,7 @@ class Adam(Optimizer):
     def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0,
                  amsgrad=False, *, foreach=None, maximize=False, capturable=False,
                  differentiable=False, fused=None, decoupled_weight_decay=False):
-        check_numbers(lr=lr, eps=eps, weight_decay=weight_decay)
-        check_betas(betas)
-        if not 0.0 <= lr:
-            raise ValueError(f"Invalid learning rate: {lr}")
-        if not 0.0 <= eps:
-            raise ValueError(f"Invalid epsilon value: {eps}")
-        if not 0.0 <= weight_decay:
-            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+        check_adam_family(lr, betas, eps, weight_decay)
         no_differentiable(differentiable)
         defaults = dict(lr=lr, betas=tuple(betas), eps=eps,
                         weight_decay=weight_decay, amsgrad=amsgrad, maximize=maximize,
@@ -43,18 +35,11 @@ class Adam(Optimizer):
         super().__init__(params, defaults)
 
     def _update(self, p, grad, group):
-        state = self.state[p]
         names = ["exp_avg", "exp_avg_sq"] + (["max_exp_avg_sq"] if group["amsgrad"] else [])
-        if not state:
-            state["step"] = tensor(0.0)
-        for name in names:
-            if name not in state:
-                state[name] = zeros_like(p)
-        step = count_step(state)
+        state, step = self._step_state(p, names)
         lr, weight_decay = float(group["lr"]), float(group["weight_decay"])
         beta1, beta2 = (float(b) for b in group["betas"])
-        decay = "none" if weight_decay == 0 else \
-            "decoupled" if group["decoupled_weight_decay"] else "l2"
+        decay = decay_kind(group)
         hyper = (-lr / (1 - beta1 ** step), 1 - beta1, beta2, 1 - beta2,
                  math.sqrt(1 - beta2 ** step), float(group["eps"]), weight_decay,
                  1 - lr * weight_decay)

@@ -5,8 +5,7 @@ from __future__ import annotations
 
 from nn.ops.optim import adamax_update
 
-from ..tensor import tensor, zeros_like
-from .optimizer import Optimizer, check_betas, check_numbers, count_step, no_differentiable
+from .optimizer import Optimizer, check_adam_family, no_differentiable
 
 __all__ = ["Adamax"]
 
@@ -21,14 +20,7 @@ class Adamax(Optimizer):
 
     def __init__(self, params, lr=2e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0,
                  foreach=None, *, maximize=False, differentiable=False, capturable=False):
-        check_numbers(lr=lr, eps=eps, weight_decay=weight_decay)
-        if not 0.0 <= lr:
-            raise ValueError(f"Invalid learning rate: {lr}")
-        if not 0.0 <= eps:
-            raise ValueError(f"Invalid epsilon value: {eps}")
-        check_betas(betas)
-        if not 0.0 <= weight_decay:
-            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+        check_adam_family(lr, betas, eps, weight_decay)
         no_differentiable(differentiable)
         defaults = dict(lr=lr, betas=tuple(betas), eps=eps, weight_decay=weight_decay,
                         foreach=foreach, maximize=maximize, differentiable=differentiable,
@@ -36,14 +28,8 @@ class Adamax(Optimizer):
         super().__init__(params, defaults)
 
     def _update(self, p, grad, group):
-        state = self.state[p]
         names = ["exp_avg", "exp_inf"]
-        if not state:
-            state["step"] = tensor(0.0)
-        for name in names:
-            if name not in state:
-                state[name] = zeros_like(p)
-        step = count_step(state)
+        state, step = self._step_state(p, names)
         beta1, beta2 = (float(b) for b in group["betas"])
         hyper = (-float(group["lr"]) / (1 - beta1 ** step), 1 - beta1, beta2,
                  float(group["eps"]), float(group["weight_decay"]))

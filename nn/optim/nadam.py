@@ -7,29 +7,9 @@ import numpy as np
 
 from nn.ops.optim import nadam_update
 
-from ..tensor import tensor, zeros_like
-from .optimizer import Optimizer, check_betas, check_numbers, count_step, no_differentiable
+from .optimizer import Optimizer, check_adam_family, check_numbers, decay_kind, no_differentiable
 
 __all__ = ["NAdam"]
-
-
-def check_adam_family(lr, betas, eps, weight_decay):
-    """The checks Adam's relatives share, with PyTorch's messages."""
-    check_numbers(lr=lr, eps=eps, weight_decay=weight_decay)
-    if not 0.0 <= lr:
-        raise ValueError(f"Invalid learning rate: {lr}")
-    if not 0.0 <= eps:
-        raise ValueError(f"Invalid epsilon value: {eps}")
-    check_betas(betas)
-    if not 0.0 <= weight_decay:
-        raise ValueError(f"Invalid weight_decay value: {weight_decay}")
-
-
-def decay_kind(group):
-    """"none", "l2" or "decoupled": the compile-time weight-decay choice of a group."""
-    if float(group["weight_decay"]) == 0:
-        return "none"
-    return "decoupled" if group["decoupled_weight_decay"] else "l2"
 
 
 class NAdam(Optimizer):
@@ -58,15 +38,8 @@ class NAdam(Optimizer):
         super().__init__(params, defaults)
 
     def _update(self, p, grad, group):
-        state = self.state[p]
         names = ["exp_avg", "exp_avg_sq"]
-        if not state:
-            state["step"] = tensor(0.0)
-            state["mu_product"] = tensor(1.0)
-        for name in names:
-            if name not in state:
-                state[name] = zeros_like(p)
-        step = count_step(state)
+        state, step = self._step_state(p, names, mu_product=1.0)
         lr, weight_decay = float(group["lr"]), float(group["weight_decay"])
         beta1, beta2 = (float(b) for b in group["betas"])
         decay = float(group["momentum_decay"])

@@ -26,7 +26,7 @@ from te.nd import aligned_empty
 from .. import autograd
 from ..device import CUDA, host, is_gpu, move
 from ..functions.base import kernel_calls
-from ..tensor import Tensor, tensor
+from ..tensor import Tensor, tensor, zeros_like
 
 __all__ = ["Optimizer", "required"]
 
@@ -159,6 +159,19 @@ class Optimizer:
                         self._update(p, p.grad, group)
         return loss
 
+    def _step_state(self, p, names, **first):
+        """The state of ``p`` for this step: made on the first step (``step`` = 0, the values of
+        ``first``), a zero tensor of ``p``'s shape for each of ``names``, then the step counted
+        (``state["step"]`` is returned with it)."""
+        state = self.state[p]
+        if not state:
+            state["step"] = tensor(0.0)
+            state.update({name: tensor(value) for name, value in first.items()})
+        for name in names:
+            if name not in state:
+                state[name] = zeros_like(p)
+        return state, count_step(state)
+
     def _run_update(self, declare, p, grad, state, names, hyper, **flags):
         """``fused_update`` with this optimizer's spare state buffers for ``p``."""
         fused_update(declare, p, grad, state, names, hyper, self._spares.setdefault(p, {}),
@@ -255,6 +268,25 @@ def check_betas(betas):
     for k, beta in enumerate(betas):
         if not 0.0 <= beta < 1.0:
             raise ValueError(f"Invalid beta parameter at index {k}: {beta}")
+
+
+def check_adam_family(lr, betas, eps, weight_decay):
+    """The checks Adam and its relatives share, with PyTorch's messages."""
+    check_numbers(lr=lr, eps=eps, weight_decay=weight_decay)
+    if not 0.0 <= lr:
+        raise ValueError(f"Invalid learning rate: {lr}")
+    if not 0.0 <= eps:
+        raise ValueError(f"Invalid epsilon value: {eps}")
+    check_betas(betas)
+    if not 0.0 <= weight_decay:
+        raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+
+
+def decay_kind(group):
+    """"none", "l2" or "decoupled": the compile-time weight-decay choice of a group."""
+    if float(group["weight_decay"]) == 0:
+        return "none"
+    return "decoupled" if group.get("decoupled_weight_decay") else "l2"
 
 
 def no_differentiable(differentiable):

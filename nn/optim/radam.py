@@ -7,9 +7,7 @@ import math
 
 from nn.ops.optim import radam_update
 
-from ..tensor import tensor, zeros_like
-from .nadam import check_adam_family, decay_kind
-from .optimizer import Optimizer, count_step, no_differentiable
+from .optimizer import Optimizer, check_adam_family, decay_kind, no_differentiable
 
 __all__ = ["RAdam"]
 
@@ -37,14 +35,8 @@ class RAdam(Optimizer):
         super().__init__(params, defaults)
 
     def _update(self, p, grad, group):
-        state = self.state[p]
         names = ["exp_avg", "exp_avg_sq"]
-        if not state:
-            state["step"] = tensor(0.0)
-        for name in names:
-            if name not in state:
-                state[name] = zeros_like(p)
-        step = count_step(state)
+        state, step = self._step_state(p, names)
         lr, weight_decay = float(group["lr"]), float(group["weight_decay"])
         beta1, beta2 = (float(b) for b in group["betas"])
         bias_correction2 = 1 - beta2 ** step

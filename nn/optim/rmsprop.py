@@ -5,8 +5,7 @@ from __future__ import annotations
 
 from nn.ops.optim import rmsprop_update
 
-from ..tensor import tensor, zeros_like
-from .optimizer import Optimizer, check_numbers, count_step, no_differentiable
+from .optimizer import Optimizer, check_numbers, no_differentiable
 
 __all__ = ["RMSprop"]
 
@@ -43,16 +42,10 @@ class RMSprop(Optimizer):
         super().__init__(params, defaults)
 
     def _update(self, p, grad, group):
-        state = self.state[p]
         momentum, centered = float(group["momentum"]), bool(group["centered"])
         names = ["square_avg"] + (["momentum_buffer"] if momentum > 0 else []) + \
             (["grad_avg"] if centered else [])
-        if not state:
-            state["step"] = tensor(0.0)
-        for name in names:
-            if name not in state:
-                state[name] = zeros_like(p)
-        count_step(state)
+        state, _ = self._step_state(p, names)
         alpha = float(group["alpha"])
         hyper = (-float(group["lr"]), alpha, 1 - alpha, float(group["eps"]),
                  float(group["weight_decay"]), momentum)

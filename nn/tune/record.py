@@ -114,12 +114,6 @@ def as_records(records, owner):
     return records
 
 
-def fits(space, rec):
-    """The index of record ``rec``'s config in ``space``; ValueError saying why if it does not
-    fit (a knob missing or extra, a value that is not a choice)."""
-    return space.index_of(rec.config)
-
-
 def _describe(rec):
     name, args = rec.workload
     return f"{name}{args} (target {rec.target!r}, config {rec.config!r})"
@@ -227,7 +221,7 @@ def _first_fitting(name, args, recs):
     space = get_template(name).space(*args)
     for rec in recs:
         try:
-            return space.get(fits(space, rec))
+            return space.get(space.index_of(rec.config))   # ValueError: does not fit
         except ValueError as err:
             warn_user(f"skipping the record of {_describe(rec)}: it does not fit the space of "
                       f"template {name!r} ({err}); was it tuned with another version of the "

@@ -196,12 +196,8 @@ class ConfigSpace:
             raise ValueError(f"define_split {name!r}: candidate {sizes} should hold "
                              f"{num_outputs} sizes, the inner ones >= 1 (the outer may be -1)")
         if extent is not None and sizes[0] != -1:
-            outer = -(-extent // math.prod(sizes[1:]))
-            if sizes[0] != outer:
-                raise ValueError(f"define_split {name!r}: candidate {sizes} does not split the "
-                                 f"extent {extent}: the inner sizes {sizes[1:]} leave an outer "
-                                 f"loop of {outer}; give {[outer, *sizes[1:]]} or "
-                                 f"{[-1, *sizes[1:]]}")
+            # as TVM's SplitEntity: the inner sizes decide, the outer is what they leave
+            sizes[0] = -(-extent // math.prod(sizes[1:]))
         return sizes
 
     # -- reading, during the definition run ----------------------------------------------------

@@ -385,6 +385,24 @@ def reduce_in_a_wider_block(scale=1, rows=2, cols=4, width=8):
     return s, [A, O], [_rand(rows, cols)], [np.empty((rows, 2, width), "float32")], ref
 
 
+def reduce_inside_a_thread_loop(scale=1, rows=4, cols=8):
+    """Row sums across threadIdx.x, each computed inside the threadIdx.y loop of its consumer:
+    one row of slots per y, and every x thread gets the sum (a register of each thread)."""
+    rows *= scale
+    A = te.placeholder((rows, cols), name="A")
+    k = te.reduce_axis((0, cols), name="k")
+    B = te.compute((rows,), lambda i: te.sum(A[i, k], axis=k), name="B")
+    C = te.compute((rows,), lambda i: B[i] * 2.0, name="C")
+    s = te.create_schedule(C.op)
+    io, ii = s[C].split(C.op.axis[0], factor=4)
+    s[C].bind(io, te.thread_axis("blockIdx.x"))
+    s[C].bind(ii, te.thread_axis("threadIdx.y"))
+    s[B].compute_at(s[C], ii)
+    s[B].bind(B.op.reduce_axis[0], te.thread_axis("threadIdx.x"))
+    return s, [A, C], [_rand(rows, cols)], [np.empty(rows, "float32")], \
+        lambda a: a.sum(1) * 2
+
+
 def cross_thread_data_tail(scale=1, rows=6, cols=16):
     """Rows split by 4 over blocks and threadIdx.y (6 rows: a tail), the reduction over
     threadIdx.x bound without rfactor: the partial sums of the tail rows are not read."""
@@ -445,4 +463,5 @@ CASES = [vector_add, fused_elementwise_2d, int_and_half, row_sum_cross_thread,
          gemm_vthread, gemm_double_buffer, gemm_wide_tiles,
          nn_conv2d_implicit_gemm, softmax_rows,
          default_schedules, default_injective, conv2d_hwcn, tvm_intrinsics, scan_cumsum,
-         ir_builder_extern, reduce_in_a_wider_block, cross_thread_data_tail]
+         ir_builder_extern, reduce_in_a_wider_block, cross_thread_data_tail,
+         reduce_inside_a_thread_loop]

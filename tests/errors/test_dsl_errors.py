@@ -183,6 +183,10 @@ def test_guarded_partial_or_inexact_reads_are_left_alone(A):
             te.compute((0,), lambda i: A[i + 100, 0], name="C")]
     for C in outs:
         te.lower(te.create_schedule(C.op), [A, C])
+    C = te.compute((12,), lambda i: A[i, 0] * 2, name="C")          # guarded as a whole
+    s = te.create_schedule(C.op)
+    s[C].set_store_predicate(C.op.axis[0] < 8)
+    te.lower(s, [A, C])
     B = te.compute((10,), lambda i: A[i, 0] * 2, name="B")          # 10 > 8 rows of A
     C = te.compute((8,), lambda i: B[i] + 1, name="C")
     s = te.create_schedule(C.op)

@@ -40,3 +40,9 @@ def test_extern_buffer_itself_is_not_indexed():
                                           r"directly; index te.tir.ir_builder's "
                                           r"ib.buffer_ptr\(...\) of it"):
         te.extern((3,), [A], lambda ins, outs: ins[0][0], name="E")
+
+
+def test_storage_sync_of_another_scope():
+    with pytest.raises(ValueError, match=r"call_intrin\('tir.tvm_storage_sync'\): only the "
+                                         r"'shared' scope is supported"):
+        te.tir.call_intrin("int32", "tir.tvm_storage_sync", "global")

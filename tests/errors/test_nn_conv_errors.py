@@ -207,3 +207,75 @@ def test_max_unpool_bad_output_size():
     values, index = nn.functional.max_pool2d(nn.rand(1, 1, 4, 4), 2, return_indices=True)
     with pytest.raises(RuntimeError, match=r"max_unpool2d: invalid output_size \[9, 4\]"):
         nn.functional.max_unpool2d(values, index, 2, output_size=(9, 4))
+
+
+# ----------------------------------------------------------------------------- conv3d, grids
+
+def test_conv3d_channel_mismatch_unbatched_input():
+    with pytest.raises(RuntimeError, match=re.escape(
+            "Given groups=1, weight of size [2, 3, 3, 3, 3], expected input[1, 1, 4, 5, 5] to "
+            "have 3 channels, but got 1 channels instead")):
+        nn.conv3d(_x(1, 4, 5, 5), _x(2, 3, 3, 3, 3))
+
+
+def test_conv3d_kernel_deeper_than_input():
+    with pytest.raises(RuntimeError, match=re.escape(
+            "Calculated padded input size per channel: (2 x 5 x 5). Kernel size: (3 x 3 x 3). "
+            "Kernel size can't be greater than actual input size")):
+        nn.conv3d(_x(1, 3, 2, 5, 5), _x(2, 3, 3, 3, 3))
+
+
+def test_conv3d_same_padding_with_stride():
+    with pytest.raises(RuntimeError, match="padding='same' is not supported for strided "
+                                           "convolutions"):
+        nn.conv3d(_x(1, 3, 5, 5, 5), _x(2, 3, 3, 3, 3), stride=2, padding="same")
+
+
+def test_conv3d_module_bad_padding_mode():
+    with pytest.raises(ValueError, match="padding_mode must be one of"):
+        nn.Conv3d(2, 2, 3, padding_mode="mirror")
+
+
+def test_grid_sample_grid_last_dimension():
+    with pytest.raises(RuntimeError, match=re.escape(
+            "grid_sampler(): expected grid to have size 2 in last dimension, but got grid with "
+            "sizes [1, 2, 2, 3]")):
+        nn.functional.grid_sample(_x(1, 1, 3, 3), _x(1, 2, 2, 3), align_corners=False)
+
+
+def test_grid_sample_batch_mismatch():
+    with pytest.raises(RuntimeError, match=re.escape(
+            "grid_sampler(): expected grid and input to have same batch size, but got input "
+            "with sizes [1, 1, 3, 3] and grid with sizes [2, 2, 2, 2]")):
+        nn.functional.grid_sample(_x(1, 1, 3, 3), _x(2, 2, 2, 2), align_corners=False)
+
+
+def test_grid_sample_unknown_mode():
+    with pytest.raises(ValueError, match=re.escape(
+            "nn.functional.grid_sample(): expected mode to be 'bilinear', 'nearest' or "
+            "'bicubic', but got: 'box'")):
+        nn.functional.grid_sample(_x(1, 1, 3, 3), _x(1, 2, 2, 2), mode="box")
+
+
+def test_grid_sample_bicubic_refused():
+    with pytest.raises(NotImplementedError, match="mode 'bicubic' is not supported"):
+        nn.functional.grid_sample(_x(1, 1, 3, 3), _x(1, 2, 2, 2), mode="bicubic")
+
+
+def test_affine_grid_theta_shape_for_5d_size():
+    with pytest.raises(ValueError, match=re.escape(
+            "Expected a batch of 3D affine matrices of shape Nx3x4 for size (1, 1, 2, 2, 2)")):
+        nn.functional.affine_grid(_x(1, 2, 3), (1, 1, 2, 2, 2), align_corners=False)
+
+
+def test_affine_grid_size_rank():
+    with pytest.raises(NotImplementedError, match=re.escape(
+            "affine_grid only supports 4D and 5D sizes, for 2D and 3D affine transforms, "
+            "respectively. Got size (1, 1, 2).")):
+        nn.functional.affine_grid(_x(1, 2, 3), (1, 1, 2), align_corners=False)
+
+
+def test_interpolate_antialias_refused():
+    with pytest.raises(NotImplementedError, match="antialias=True is not supported"):
+        nn.functional.interpolate(_x(1, 1, 4, 4), scale_factor=2, mode="bilinear",
+                                  antialias=True)

@@ -141,3 +141,82 @@ def test_matmul_of_two_dtypes(make, message):
     a, b = nn.ones(2, 2), nn.ones(2, 2, dtype=nn.float64)
     with pytest.raises(RuntimeError, match=message):
         make(a, b)
+
+
+# ----------------------------------------------------------------------------- scatter_reduce,
+# index_put, cdist, nn.linalg, LBFGS, post-accumulate-grad hooks
+
+@pytest.mark.parametrize("make, kind, message", [
+    (lambda: nn.zeros(3).scatter_reduce(0, nn.tensor([0]), nn.ones(1), "foo"), RuntimeError,
+     "reduce argument must be either sum, prod, mean, amax or amin, got foo"),
+    (lambda: nn.zeros(3).scatter_reduce(0, nn.tensor([0]), nn.ones(1, dtype=nn.float64),
+                                        "sum"), RuntimeError,
+     r"scatter\(\): Expected self.dtype to be equal to src.dtype"),
+    (lambda: nn.zeros(3).scatter_reduce(0, nn.tensor([3]), nn.ones(1), "sum"), RuntimeError,
+     "index 3 is out of bounds for dimension 0 with size 3"),
+    (lambda: nn.zeros(3).index_put((nn.tensor([0, 1]),), nn.ones(3)), RuntimeError,
+     r"shape mismatch: value tensor of shape \[3\] cannot be broadcast to indexing result "
+     r"of shape \[2\]"),
+    (lambda: nn.zeros(3).index_put((nn.tensor([0.0]),), nn.ones(1)), IndexError,
+     "tensors used as indices must be long, int, byte or bool tensors"),
+    (lambda: nn.zeros(2, 2).index_put((nn.tensor([0]),) * 3, nn.ones(1)), IndexError,
+     r"too many indices for tensor of dimension 2 \(got 3\)"),
+    (lambda: nn.zeros(3).index_put((nn.tensor([0]),), nn.ones(1, dtype=nn.float64)),
+     RuntimeError, "Index put requires the source and destination dtypes match, got Float "
+                   "for the destination and Double for the source."),
+    (lambda: nn.cdist(nn.ones(3), nn.ones(2, 3)), RuntimeError,
+     "cdist only supports at least 2D tensors, X1 got: 1D"),
+    (lambda: nn.cdist(nn.ones(2, 3), nn.ones(2, 4)), RuntimeError,
+     "X1 and X2 must have the same number of columns. X1: 3 X2: 4"),
+    (lambda: nn.cdist(nn.ones(2, 3), nn.ones(2, 3), -1), RuntimeError,
+     "cdist only supports non-negative p values"),
+    (lambda: nn.cdist(nn.ones(2, 3, dtype=nn.int64), nn.ones(2, 3, dtype=nn.int64)),
+     RuntimeError, "cdist only supports floating-point dtypes, X1 got: Long"),
+    (lambda: nn.linalg.inv(nn.ones(2, 3)), RuntimeError,
+     "linalg.inv: A must be batches of square matrices, but they are 2 by 3 matrices"),
+    (lambda: nn.linalg.inv(nn.ones(3)), RuntimeError,
+     "linalg.inv: The input tensor A must have at least 2 dimensions."),
+    (lambda: nn.linalg.inv(nn.ones(2, 2)), RuntimeError,
+     "linalg.inv: The diagonal element 2 is zero, the inversion could not be completed "
+     "because the input matrix is singular."),
+    (lambda: nn.linalg.cholesky(nn.tensor([[1.0, 2.0], [2.0, 1.0]])), RuntimeError,
+     r"linalg.cholesky: The factorization could not be completed because the input is not "
+     r"positive-definite \(the leading minor of order 2 is not positive-definite\)."),
+    (lambda: nn.linalg.solve(nn.eye(3), nn.ones(4, 1)), RuntimeError,
+     r"linalg.solve: Incompatible shapes of A and B for the equation AX = B \(3x3 and 4x1\)"),
+    (lambda: nn.linalg.det(nn.ones(2, 3)), RuntimeError,
+     "linalg.det: A must be batches of square matrices, but they are 2 by 3 matrices"),
+    (lambda: nn.linalg.matrix_norm(nn.ones(3, 3), 3), RuntimeError,
+     "linalg.matrix_norm: Order 3 not supported."),
+    (lambda: nn.linalg.matrix_norm(nn.ones(3)), RuntimeError,
+     "linalg.matrix_norm: The input tensor A must have at least 2 dimensions."),
+    (lambda: nn.linalg.norm(nn.ones(2, 2, 2), 2), RuntimeError,
+     "linalg.norm: If dim is not specified but ord is, the input must be 1D or 2D. Got 3D."),
+    (lambda: nn.linalg.vector_norm(nn.ones(3), "fro"), TypeError,
+     r"linalg_vector_norm\(\): argument 'ord' \(position 2\) must be Number, not str"),
+    (lambda: nn.optim.LBFGS([nn.ones(1, requires_grad=True)], lr=-1), ValueError,
+     "Invalid learning rate: -1"),
+    (lambda: nn.optim.LBFGS([{"params": [nn.ones(1, requires_grad=True)]},
+                             {"params": [nn.ones(1, requires_grad=True)]}]), ValueError,
+     r"LBFGS doesn't support per-parameter options \(parameter groups\)"),
+    (lambda: nn.ones(3).register_post_accumulate_grad_hook(print), RuntimeError,
+     "cannot register a hook on a tensor that doesn't require gradient"),
+    (lambda: (nn.ones(3, requires_grad=True) * 2).register_post_accumulate_grad_hook(print),
+     RuntimeError, "post accumulate grad hooks cannot be registered on non-leaf tensors"),
+])
+def test_scatter_reduce_index_put_cdist_linalg_lbfgs_hook_errors(make, kind, message):
+    with pytest.raises(kind, match=message):
+        make()
+
+
+def test_lbfgs_line_search_must_be_strong_wolfe():
+    w = nn.ones(2, requires_grad=True)
+    opt = nn.optim.LBFGS([w], line_search_fn="armijo")
+
+    def closure():
+        opt.zero_grad()
+        loss = (w * w).sum()
+        loss.backward()
+        return loss
+    with pytest.raises(RuntimeError, match="only 'strong_wolfe' is supported"):
+        opt.step(closure)

@@ -148,22 +148,13 @@ def test_task_refuses_arguments_a_record_cannot_hold():
         tune.Task("gemm", (8, object(), 8))
 
 
-@pytest.mark.parametrize("candidate,message", [
-    ([[2, 8]], "define_split 't': candidate [2, 8] does not split the extent 32: the inner sizes "
-               "[8] leave an outer loop of 4; give [4, 8] or [-1, 8]"),
-    ([[-1, 4, 4], [3, 4, 4]], "candidate [3, 4, 4] does not split the extent 32: the inner sizes "
-                           "[4, 4] leave an outer loop of 2"),
-])
-def test_candidate_split_must_cover_the_extent(candidate, message):
-    with pytest.raises(ValueError, match=re.escape(message)):
-        tune.ConfigSpace().define_split("t", 32, num_outputs=len(candidate[-1]),
-                                        candidate=candidate)
-
-
 def test_candidate_split_accepts_the_outer_loop_and_minus_one():
     space = tune.ConfigSpace()
     space.define_split("t", 30, candidate=[[4, 8], [-1, 8], [30, 1]])    # 4 * 8 covers 30
     assert [e.size for e in space.knobs["t"].entities] == [(4, 8), (-1, 8), (30, 1)]
+    space = tune.ConfigSpace()      # as TVM: the inner sizes decide, the outer is what is left
+    space.define_split("t", 32, candidate=[[2, 8], [1, 16]])
+    assert [e.size for e in space.knobs["t"].entities] == [(4, 8), (2, 16)]
 
 
 def test_cuda_task_needs_a_gpu_or_the_simulator(monkeypatch):

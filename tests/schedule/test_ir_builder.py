@@ -85,3 +85,22 @@ def test_loop_from_a_nonzero_start_and_two_outputs():
     te.build(s, [A, lo, hi])(a, x, y)
     np.testing.assert_array_equal(x, np.minimum(a, 0.5))
     np.testing.assert_array_equal(y, np.where(np.arange(10) >= 3, np.arange(10), 0))
+
+
+def test_flat_index_into_an_allocated_scratch_buffer():
+    A = te.placeholder((2, 4), name="A")
+
+    def body(ins, outs):
+        ib = te.tir.ir_builder.create()
+        x, y = ib.buffer_ptr(ins[0]), ib.buffer_ptr(outs[0])
+        tmp = ib.allocate("float32", (2, 4), name="tmp")
+        with ib.for_range(0, 8, name="k") as k:
+            tmp[k] = x[k] * 2.0
+        with ib.for_range(0, 2, name="i") as i:
+            with ib.for_range(0, 4, name="j") as j:
+                y[i, j] = tmp[i, j] + 1.0
+        return ib.get()
+
+    E = te.extern((2, 4), [A], body, name="E")
+    a = np.arange(8, dtype="float32").reshape(2, 4)
+    _check(te.create_schedule(E.op), [A, E], [a, np.zeros_like(a)], a * 2 + 1)

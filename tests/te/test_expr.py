@@ -201,3 +201,14 @@ def test_tvm_module_and_ndarray_spellings():
     assert te.gpu(0).kind == te.cuda(0).kind
     with pytest.raises(ValueError, match=r"copyto: target shape \(3,\) differs"):
         b.copyto(te.nd.empty((3,), "float32"))
+
+
+@pytest.mark.parametrize("dtype", ["uint8", "int8", "uint32", "int32", "bool"])
+def test_invert_of_signed_unsigned_and_bool(dtype):
+    A = te.placeholder((4,), dtype, name="A")
+    B = te.compute((4,), lambda i: ~A[i], name="B")
+    a = np.array([0, 1, 1, 0], dtype) if dtype == "bool" else \
+        np.array([0, 1, 100, np.iinfo(dtype).max], dtype)
+    b = np.zeros(4, dtype)
+    te.build(te.create_schedule(B.op), [A, B])(a, b)
+    np.testing.assert_array_equal(b, ~a)
