@@ -318,7 +318,8 @@ def _mark_views(outputs, args):
             parent = out._view_of[0]
             out._base = parent._base if parent._base is not None else parent
             out._base_epoch = out._base._epoch
-        elif isinstance(out, Tensor) and getattr(out._data, "base", None) is not None:
+        elif isinstance(out, Tensor) and isinstance(out._data, np.ndarray) and \
+                out._data.base is not None:
             for a in args:
                 if isinstance(a, Tensor) and np.may_share_memory(out._data, a._data):
                     out._base = a._base if a._base is not None else a
@@ -327,27 +328,55 @@ def _mark_views(outputs, args):
 
 
 def _forward_on_host(cls, ctx, args):
-    """``cls.forward`` on host copies of the GPU tensors among ``args``; results to the GPU."""
+    """``cls.forward`` on host copies of the GPU tensors among ``args``; results to the GPU.
+
+    A GPU view reaches the forward as what it is on the host: a numpy view (its offset and
+    strides) into a host copy of its root tensor, so that numpy decides view or copy as
+    PyTorch does from the strides (``t().reshape(4)`` copies, ``t()[0]`` is a view). A result
+    that is a numpy view of a root's host copy becomes a GPU view of that root: a copy that
+    remembers where it lies in the root, so that writes to it reach the root and writes to
+    the root reach it (``Tensor._view_of``)."""
     Tensor = _tensor.Tensor
-    host = [Tensor(devices.host(a._data)) if isinstance(a, Tensor) and a.is_cuda else a
-            for a in args]
+    host, roots = [], []
+    for a in args:
+        if isinstance(a, Tensor) and a.is_cuda:
+            array, root, root_host = _host_view(a)
+            host.append(Tensor(array))
+            roots.append((root, root_host))
+        else:
+            host.append(a)
     result = cls._forward(ctx, host)
     outputs = result if isinstance(result, tuple) else (result,)
     moved = tuple(Tensor(devices.move(o._data, devices.CUDA))
                   if isinstance(o, Tensor) else o for o in outputs)
-    # a result that is a numpy view of an input's host copy is a GPU view: a copy that
-    # remembers where it lies in that input, so that in-place writes to it reach the input
     for o, m in zip(outputs, moved):
-        if isinstance(o, Tensor) and isinstance(o._data, np.ndarray) and o._data.flags.writeable:
-            for a, h in zip(args, host):
-                if (isinstance(a, Tensor) and a.is_cuda and h._data.size and
-                        np.may_share_memory(o._data, h._data)):
-                    offset = (o._data.__array_interface__["data"][0]
-                              - h._data.__array_interface__["data"][0])
-                    m._view_of = (a, offset, o._data.strides)
-                    _tensor.register_gpu_view(m)
-                    break
+        if not isinstance(o, Tensor) or not isinstance(o._data, np.ndarray):
+            continue
+        for root, root_host in roots:
+            if root_host.size and np.may_share_memory(o._data, root_host):
+                offset = (o._data.__array_interface__["data"][0]
+                          - root_host.__array_interface__["data"][0])
+                m._view_of = (root, offset, o._data.strides)
+                _tensor.register_gpu_view(m)
+                break
     return moved if isinstance(result, tuple) else moved[0]
+
+
+def _host_view(t):
+    """(``t`` on the host, its root tensor, the root's host copy): a GPU view as a numpy view
+    into a contiguous host copy of the tensor it views; another GPU tensor as its own copy."""
+    if t._view_of is None:
+        copy = _c_order(devices.host(t._data))
+        return copy, t, copy
+    root, offset, strides = t._view_of
+    root_host = _c_order(devices.host(root._data))
+    return (np.ndarray(t.shape, t._data.dtype, buffer=root_host, offset=offset,
+                       strides=strides), root, root_host)
+
+
+def _c_order(array):
+    """``array`` in C order, its shape kept (np.ascontiguousarray makes a 0-d array 1-d)."""
+    return array if array.flags.c_contiguous else array.copy(order="C")
 
 
 def _edge(t):

@@ -100,6 +100,21 @@ class Tensor:
                             "Tensor.cpu() to copy the tensor to host memory first.")
         return self._data
 
+    # numpy defers its operators to the tensor's (``np.float32(2) * t`` is a tensor)
+    __array_priority__ = 1000
+
+    def __array__(self, dtype=None, copy=None):
+        """``np.asarray(t)``: the storage, as ``numpy()`` gives it (so a GPU tensor or one
+        that requires grad is refused, as PyTorch refuses them)."""
+        array = self.numpy()
+        return array if dtype is None else array.astype(dtype, copy=False)
+
+    def __format__(self, format_spec):
+        """A 0-d tensor formats as its value (``f"{t:.2f}"``), others as ``str`` does."""
+        if self.ndim == 0:
+            return self.item().__format__(format_spec)
+        return object.__format__(self, format_spec)
+
     def item(self):
         """The value of a one-element tensor as a Python number."""
         if self.numel() != 1:
@@ -128,6 +143,10 @@ class Tensor:
     @property
     def is_cuda(self) -> bool:
         return devices.is_gpu(self._data)
+
+    def get_device(self) -> int:
+        """The index of the GPU holding this tensor; -1 on the CPU."""
+        return self.device.index if self.is_cuda else -1
 
     def to(self, *args, **kwargs) -> Tensor:
         """This tensor on another device and/or with another dtype, as PyTorch's ``to``:
@@ -404,14 +423,15 @@ class Tensor:
         if result.shape != self.shape:
             raise RuntimeError(f"output with shape {list(self.shape)} doesn't match the "
                                f"broadcast shape {list(result.shape)}")
-        if not np.can_cast(result.dtype, self.dtype, "same_kind"):
-            raise RuntimeError(f"result type {result.dtype} can't be cast to the desired output "
-                               f"type {self.dtype}")
+        if not _can_cast(result.dtype, self.dtype):
+            name = F.elementwise_unary._torch_name
+            raise RuntimeError(f"result type {name(result.dtype)} can't be cast to the desired "
+                               f"output type {name(self.dtype)}")
         if devices.is_gpu(self._data) or devices.is_gpu(result._data):
             devices.common([self._data, result._data], "in-place operation")
             self._data.copy_to_device(F.cast(result, self.dtype)._data)
-        else:
-            np.copyto(self._data, result._data, casting="same_kind")
+        else:       # integers wrap around, as PyTorch's (uint8 += 300 adds 44)
+            np.copyto(self._data, result._data, casting="unsafe")
         self._bump_version()
         return self
 
@@ -480,6 +500,30 @@ class Tensor:
     def __itruediv__(self, other):
         return self.div_(other)
 
+    def __ifloordiv__(self, other):
+        return self._inplace(F.floor_divide, other)
+
+    def __imod__(self, other):
+        return self.remainder_(other)
+
+    def __ipow__(self, other):
+        return self.pow_(other)
+
+    def __iand__(self, other):
+        return self.bitwise_and_(other)
+
+    def __ior__(self, other):
+        return self.bitwise_or_(other)
+
+    def __ixor__(self, other):
+        return self.bitwise_xor_(other)
+
+    def __ilshift__(self, other):
+        return self.bitwise_left_shift_(other)
+
+    def __irshift__(self, other):
+        return self.bitwise_right_shift_(other)
+
     # --------------------------------------------------------------- new tensors, layout
 
     def new_tensor(self, data, dtype=None, device=None, requires_grad=False) -> Tensor:
@@ -504,11 +548,18 @@ class Tensor:
                     requires_grad=requires_grad)
 
     def is_contiguous(self, memory_format=None) -> bool:
-        return True if self.is_cuda else bool(self._data.flags.c_contiguous)
+        """Whether the elements lie in C order in the storage (for a GPU view, a copy: in the
+        tensor it views)."""
+        if self.is_cuda:
+            return _gpu_view_contiguous(self)
+        return bool(self._data.flags.c_contiguous)
 
     def stride(self, dim=None):
-        """The step, in elements, between neighbours along each dimension."""
-        if self.is_cuda:            # GPU storage is C-contiguous
+        """The step, in elements, between neighbours along each dimension (for a GPU view:
+        in the tensor it views, as its strides would be in PyTorch)."""
+        if self.is_cuda and self._view_of is not None:
+            strides = tuple(s // self._data.dtype.itemsize for s in self._view_of[2])
+        elif self.is_cuda:          # GPU storage is C-contiguous
             steps, step = [], 1
             for n in reversed(self.shape):
                 steps.append(step)
@@ -656,14 +707,37 @@ class Tensor:
     def __invert__(self):
         return F.bitwise_not(self)
 
+    # bitwise on the promoted dtype, as PyTorch's: bool & bool is bool, bool & 6 is int64
+
     def __and__(self, other):
-        return F.logical_and(self, other) if self.dtype == "bool" else F.bitwise_and(self, other)
+        return F.bitwise_and(self, other)
+
+    def __rand__(self, other):
+        return F.bitwise_and(other, self)
 
     def __or__(self, other):
-        return F.logical_or(self, other) if self.dtype == "bool" else F.bitwise_or(self, other)
+        return F.bitwise_or(self, other)
+
+    def __ror__(self, other):
+        return F.bitwise_or(other, self)
 
     def __xor__(self, other):
-        return F.logical_xor(self, other) if self.dtype == "bool" else F.bitwise_xor(self, other)
+        return F.bitwise_xor(self, other)
+
+    def __rxor__(self, other):
+        return F.bitwise_xor(other, self)
+
+    def __lshift__(self, other):
+        return F.bitwise_left_shift(self, other)
+
+    def __rlshift__(self, other):
+        return F.bitwise_left_shift(other, self)
+
+    def __rshift__(self, other):
+        return F.bitwise_right_shift(self, other)
+
+    def __rrshift__(self, other):
+        return F.bitwise_right_shift(other, self)
 
     def __getitem__(self, index):
         return F.getitem(self, index)
@@ -741,7 +815,8 @@ METHODS = """
     sinh cosh erf reciprocal floor ceil round trunc frac sigmoid tanh relu clamp clip
     clamp_min clamp_max maximum minimum fmod remainder floor_divide lerp atan2
     logical_not logical_and logical_or logical_xor bitwise_not bitwise_and bitwise_or
-    bitwise_xor isnan isinf isfinite nan_to_num where masked_fill clone contiguous
+    bitwise_xor bitwise_left_shift bitwise_right_shift isnan isinf isfinite nan_to_num where
+    masked_fill clone contiguous
     sum mean max min amax amin argmax argmin var std prod logsumexp softmax log_softmax all
     any cumsum cumprod norm sort argsort topk
     flatten unflatten squeeze unsqueeze transpose swapaxes swapdims movedim moveaxis narrow
@@ -755,7 +830,8 @@ INPLACE = """
     add sub mul div pow neg exp log sqrt abs sigmoid tanh relu clamp clamp_min clamp_max
     floor ceil round trunc reciprocal sign sin cos lerp masked_fill scatter scatter_add
     index_fill index_add fmod remainder clip exp2 square frac atan2 addcmul addcdiv
-    scatter_reduce index_put
+    scatter_reduce index_put bitwise_and bitwise_or bitwise_xor bitwise_left_shift
+    bitwise_right_shift
 """.split()
 
 
@@ -781,6 +857,14 @@ for _name in METHODS:
 for _name in INPLACE:
     if _name + "_" not in Tensor.__dict__:
         setattr(Tensor, _name + "_", _inplace_method(_name))
+
+
+def _can_cast(src, dst) -> bool:
+    """PyTorch's rule for writing a result of dtype ``src`` into a tensor of dtype ``dst``:
+    anything but floating into integral or bool, and anything but bool into bool."""
+    if src in FLOATING:
+        return dst in FLOATING
+    return dst != "bool" or src == "bool"
 
 
 def _dense(array) -> bool:
@@ -883,7 +967,7 @@ def _refresh_gpu_views(storage):
         _, offset, strides = view._view_of
         window = np.ndarray(view.shape, view._data.dtype, buffer=host, offset=offset,
                             strides=strides)
-        view._data.copy_to_device(np.ascontiguousarray(window))
+        view._data.copy_to_device(window.copy(order="C"))
         _counter(view._data)[0] += 1
         if id(view._data) in _gpu_views:
             _refresh_gpu_views(view._data)
@@ -1389,3 +1473,4 @@ Tensor.unique = unique
 from . import functions as F  # noqa: E402  (the operators build on Tensor)
 from .functions.index import rebase_inplace as _rebase_inplace  # noqa: E402
 from .functions.index import _view_positions, take_positions as _take  # noqa: E402
+from .functions.shape import gpu_view_contiguous as _gpu_view_contiguous  # noqa: E402

@@ -34,6 +34,22 @@ def _kernel(declare, *arrays, out_shape, **params):
     return Tensor(_cpu_kernel(declare, arrays, params).reshape(out_shape))
 
 
+def _kernel_f32(declare, *arrays, out_shape, **params):
+    """``_kernel`` that accumulates float16 in float32, as PyTorch's reductions and products
+    do: float16 arrays run widened to float32 and the result is rounded to float16 once, at
+    the end. Other dtypes run ``declare`` as they are."""
+    if not any(dtype_name(a.dtype) == "float16" for a in arrays):
+        return _kernel(declare, *arrays, out_shape=out_shape, **params)
+    wide = [_astype(a, "float32") if dtype_name(a.dtype) == "float16" else a for a in arrays]
+    out = _kernel(declare, *wide, out_shape=out_shape, **params)
+    return Tensor(_astype(out._data, "float16")) if out.dtype == "float32" else out
+
+
+def _astype(array, dtype):
+    """``array`` converted to ``dtype`` by a te kernel (on the array's device)."""
+    return _kernel(declare.astype, array, out_shape=array.shape, to=dtype)._data
+
+
 def _cpu_kernel(declare, arrays, params):
     """The CPU build of ``declare`` run on host ``arrays`` (strided ones made contiguous by a
     kernel); counted in ``kernel_calls``. Returns its output array(s)."""

@@ -23,8 +23,8 @@ __all__ = ["add", "sub", "subtract", "mul", "multiply", "div", "divide", "true_d
            "greater_equal", "not_equal", "equal", "clamp", "clip", "clamp_min", "clamp_max",
            "maximum", "minimum", "fmod", "remainder", "floor_divide", "lerp", "atan2",
            "logical_and", "logical_or", "logical_xor", "bitwise_and", "bitwise_or",
-           "bitwise_xor", "where", "masked_fill", "cast", "promote_types", "addcmul", "addcdiv"
-           ] + _unary_names
+           "bitwise_xor", "bitwise_left_shift", "bitwise_right_shift", "where", "masked_fill",
+           "cast", "promote_types", "addcmul", "addcdiv"] + _unary_names
 
 _KIND = {"b": 0, "u": 1, "i": 1, "f": 2}
 _DEFAULT = {0: "bool", 1: "int64", 2: "float32"}       # the dtype a Python number stands for
@@ -77,8 +77,27 @@ def _tensors(*operands, dtype=None):
         if not isinstance(o, (Tensor, bool, int, float, np.number, np.bool_)):
             raise TypeError(f"expected a Tensor or a Python number, got {type(o).__name__}")
     dtype = dtype or result_type_of(*operands)
-    return tuple(cast(o, dtype) if isinstance(o, Tensor) else Tensor(np.array(o, dtype))
+    return tuple(cast(o, dtype) if isinstance(o, Tensor) else _scalar(o, dtype)
                  for o in operands)
+
+
+def _scalar(number, dtype):
+    """A Python number as a 0-d tensor of ``dtype``; an integer out of an integer dtype's
+    range wraps around, as PyTorch's (``int8`` 300 is 44, ``uint8`` -1 is 255)."""
+    if isinstance(number, (int, np.integer)) and not isinstance(number, (bool, np.bool_)) \
+            and _kind(dtype) == 1 and -2 ** 63 <= number < 2 ** 64:
+        wide = "int64" if number < 2 ** 63 else "uint64"
+        return Tensor(np.array(number, wide).astype(dtype))
+    return Tensor(np.array(number, dtype))
+
+
+def _out_of_range(number, dtype) -> bool:
+    """Whether Python integer ``number`` lies outside integer ``dtype``'s range."""
+    if not isinstance(number, (int, np.integer)) or isinstance(number, (bool, np.bool_)) \
+            or _kind(dtype) != 1:
+        return False
+    info = np.iinfo(dtype)
+    return not info.min <= number <= info.max
 
 
 def _run(kernel, *tensors, **params):
@@ -492,11 +511,13 @@ logical_or = _logical(declare.logical_or, "logical_or")
 logical_xor = _logical(declare.logical_xor, "logical_xor")
 
 
-def _bitwise(kernel, name):
+def _bitwise(kernel, name, cpu_name=None, bools=True):
+    """The function ``name`` running ``kernel``; PyTorch's error names its CPU kernel
+    ``cpu_name`` (``{name}_cpu`` when not given)."""
     def bitwise(input, other):
         a, b = _tensors(input, other)
-        if a.dtype in FLOATING:
-            raise _no_kernel_for(f"{name}_cpu", a.dtype)
+        if a.dtype in FLOATING or (a.dtype == "bool" and not bools):
+            raise _no_kernel_for(cpu_name or f"{name}_cpu", a.dtype)
         return _run(kernel, a, b)
     bitwise.__name__ = name
     bitwise.__doc__ = f"Elementwise ``{name}`` of integer or bool tensors."
@@ -506,6 +527,10 @@ def _bitwise(kernel, name):
 bitwise_and = _bitwise(declare.bitwise_and, "bitwise_and")
 bitwise_or = _bitwise(declare.bitwise_or, "bitwise_or")
 bitwise_xor = _bitwise(declare.bitwise_xor, "bitwise_xor")
+bitwise_left_shift = _bitwise(declare.bitwise_left_shift, "bitwise_left_shift", "lshift_cpu",
+                              bools=False)
+bitwise_right_shift = _bitwise(declare.bitwise_right_shift, "bitwise_right_shift",
+                               "rshift_cpu", bools=False)
 
 
 # ----------------------------------------------------------------------------- clamps
@@ -547,6 +572,9 @@ class ClampMax(Clamp):
     pass
 
 
+_C_TYPES = {"uint8": "uint8_t", "int8": "int8_t", "int16": "int16_t", "int32": "int"}
+
+
 def _check_bound(name, value):
     if value is not None and not isinstance(value, (Tensor, bool, int, float, np.number)):
         raise TypeError(f"clamp(): argument '{name}' must be a Number or a Tensor, not "
@@ -559,10 +587,16 @@ def clamp(input, min=None, max=None):
         raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
     _check_bound("min", min)
     _check_bound("max", max)
-    if input.dtype == "bool":
-        raise _no_kernel_for("clamp_cpu", "bool")
     bounds = [b for b in (min, max) if b is not None]
-    x, *rest = _tensors(input, *bounds, dtype=result_type_of(input, *bounds))
+    dtype = result_type_of(input, *bounds)
+    if dtype == "bool" and not any(isinstance(b, Tensor) for b in bounds):
+        which = "clamp" if len(bounds) == 2 else "clamp_min" if max is None else "clamp_max"
+        raise _no_kernel_for(f"{which}_scalar_cpu", "bool")
+    for bound in bounds:
+        if _out_of_range(bound, dtype) and dtype != "int64":
+            raise RuntimeError(f"value cannot be converted to type {_C_TYPES[dtype]} without "
+                               "overflow")
+    x, *rest = _tensors(input, *bounds, dtype=dtype)
     low = rest.pop(0) if min is not None else None
     high = rest.pop(0) if max is not None else None
     op = Clamp if low is not None and high is not None else ClampMin if high is None \

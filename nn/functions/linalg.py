@@ -15,7 +15,7 @@ import numpy as np
 from nn.ops import cpu, cpu_matmul
 
 from ..tensor import zeros
-from .base import Op, _kernel, _operands, _sum_to, broadcast_shape
+from .base import Op, _kernel_f32, _operands, _sum_to, broadcast_shape
 
 __all__ = ["mm", "bmm", "matmul", "linear", "bilinear", "addmm", "mv", "dot", "outer", "cdist"]
 
@@ -79,7 +79,7 @@ class Mm(Op):
     @staticmethod
     def forward(ctx, a, b):
         ctx.save_for_backward(a, b)
-        return _kernel(cpu.matmul, a._data, b._data, out_shape=(a.shape[0], b.shape[1]))
+        return _kernel_f32(cpu.matmul, a._data, b._data, out_shape=(a.shape[0], b.shape[1]))
 
     @staticmethod
     def backward(ctx, g):
@@ -95,8 +95,8 @@ class MmTN(Op):
     @staticmethod
     def forward(ctx, a, b):
         ctx.save_for_backward(a, b)
-        return _kernel(cpu_matmul.matmul_tn, a._data, b._data, out_shape=(a.shape[1], b.shape[1]),
-                       schedule=cpu_matmul.schedule_matmul)
+        return _kernel_f32(cpu_matmul.matmul_tn, a._data, b._data,
+                           out_shape=(a.shape[1], b.shape[1]), schedule=cpu_matmul.schedule_matmul)
 
     @staticmethod
     def backward(ctx, g):
@@ -114,7 +114,7 @@ class Addmm(Op):
     def forward(ctx, x, weight, bias):
         ctx.save_for_backward(x, weight)
         arrays = (x._data, weight._data) + (() if bias is None else (bias._data,))
-        return _kernel(cpu.dense, *arrays, out_shape=(x.shape[0], weight.shape[0]))
+        return _kernel_f32(cpu.dense, *arrays, out_shape=(x.shape[0], weight.shape[0]))
 
     @staticmethod
     def backward(ctx, g):
@@ -150,8 +150,9 @@ class Bmm(Op):
         batch = broadcast_shape(a.shape[:-2], b.shape[:-2])
         if 0 in a.shape + b.shape:      # an empty operand: the product is empty or zero
             return zeros(batch + (m, n), dtype=a.dtype, device=a.device)
-        return _kernel(cpu.batch_matmul, _batched(a._data, batch), _batched(b._data, batch),
-                       out_shape=batch + (m, n), transpose_a=ta, transpose_b=tb)
+        return _kernel_f32(cpu.batch_matmul, _batched(a._data, batch),
+                           _batched(b._data, batch), out_shape=batch + (m, n),
+                           transpose_a=ta, transpose_b=tb)
 
     @staticmethod
     def backward(ctx, g):

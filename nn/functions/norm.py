@@ -14,8 +14,9 @@ import numpy as np
 
 from nn.ops import norm as ops
 
-from .base import Tensor
 from .. import device as devices
+from ..autograd import no_grad
+from .base import Tensor
 from .fused import FusedOp, run_kernel
 
 __all__ = ["batch_norm", "layer_norm", "group_norm", "instance_norm"]
@@ -23,6 +24,25 @@ __all__ = ["batch_norm", "layer_norm", "group_norm", "instance_norm"]
 
 def _array(t):
     return None if t is None else t._data
+
+
+def _wide(t):
+    """A float16 tensor as float32 (others as they are): float16 normalizes in float32, as
+    PyTorch's kernels compute it."""
+    return t.float() if t is not None and t.dtype == "float16" else t
+
+
+def _in_float32(fn, input, *args, running=()):
+    """``fn(input, *args)`` for a float16 ``input``, computed in float32 and rounded to
+    float16; the positions ``running`` of ``args`` are running statistics, which ``fn``
+    updates in place: their float16 tensors get the updated values."""
+    wide = [_wide(a) if isinstance(a, Tensor) else a for a in args]
+    out = fn(_wide(input), *wide)
+    with no_grad():
+        for k in running:
+            if args[k] is not None and wide[k] is not args[k]:
+                args[k].copy_(wide[k])
+    return out.half()
 
 
 def _check_float(x, what):
@@ -111,6 +131,9 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
                momentum=0.1, eps=1e-05):
     """Normalize (N, C, *) ``input`` per channel: by the batch statistics when ``training``
     (then updating the running statistics, when given, in place), else by the running ones."""
+    if input.dtype == "float16":
+        return _in_float32(batch_norm, input, running_mean, running_var, weight, bias,
+                           training, momentum, eps, running=(0, 1))
     _check_float(input, "batch_norm")
     if input.ndim < 2:
         raise ValueError(f"batch_norm: expected an input of at least 2 dimensions (N, C, ...), "
@@ -205,6 +228,8 @@ class InstanceNorm(NativeLayerNorm):
 
 def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-05):
     """Normalize over the last ``len(normalized_shape)`` dimensions of ``input``."""
+    if input.dtype == "float16":
+        return _in_float32(layer_norm, input, normalized_shape, weight, bias, eps)
     _check_float(input, "layer_norm")
     shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
     k = len(shape)
@@ -227,6 +252,8 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-05):
 
 def group_norm(input, num_groups, weight=None, bias=None, eps=1e-05):
     """Normalize (N, C, *) ``input`` over each group of ``C // num_groups`` channels."""
+    if input.dtype == "float16":
+        return _in_float32(group_norm, input, num_groups, weight, bias, eps)
     _check_float(input, "group_norm")
     if input.ndim < 2:
         raise RuntimeError(f"group_norm: expected an input of at least 2 dimensions (N, C, "
@@ -249,6 +276,9 @@ def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=
     """Normalize each channel of each sample of (N, C, *) ``input`` by its own statistics
     (``use_input_stats``; the running ones, when given, are updated in place with their mean
     over the batch), or by the running statistics."""
+    if input.dtype == "float16":
+        return _in_float32(instance_norm, input, running_mean, running_var, weight, bias,
+                           use_input_stats, momentum, eps, running=(0, 1))
     _check_float(input, "instance_norm")
     if input.ndim < 3:
         raise ValueError(f"instance_norm: expected an input of at least 3 dimensions (N, C, "

@@ -16,8 +16,8 @@ import numpy as np
 
 from nn.ops import cpu, declare
 
-from .base import (FLOATING, Op, Tensor, _dim, _dims, _kept, _kernel, _reduced, arange, cast,
-                   max_result)
+from .base import (FLOATING, Op, Tensor, _dim, _dims, _kept, _kernel, _kernel_f32, _reduced,
+                   arange, cast, max_result)
 from .elementwise import maximum, minimum, where
 from .shape import cat as _cat, expand
 
@@ -67,8 +67,8 @@ class Sum(Op):
     @staticmethod
     def forward(ctx, x, dims, keepdim):
         ctx.shape, ctx.dims = x.shape, dims
-        return _kernel(cpu.sum, x._data, out_shape=_reduced(x.shape, dims, keepdim),
-                       axis=_axis(dims), keepdims=keepdim)
+        return _kernel_f32(cpu.sum, x._data, out_shape=_reduced(x.shape, dims, keepdim),
+                           axis=_axis(dims), keepdims=keepdim)
 
     @staticmethod
     def backward(ctx, g):
@@ -80,8 +80,8 @@ class Mean(Op):
     def forward(ctx, x, dims, keepdim):
         ctx.shape, ctx.dims = x.shape, dims
         ctx.count = int(np.prod([x.shape[d] for d in dims]))
-        return _kernel(cpu.mean, x._data, out_shape=_reduced(x.shape, dims, keepdim),
-                       axis=_axis(dims), keepdims=keepdim)
+        return _kernel_f32(cpu.mean, x._data, out_shape=_reduced(x.shape, dims, keepdim),
+                           axis=_axis(dims), keepdims=keepdim)
 
     @staticmethod
     def backward(ctx, g):
@@ -272,6 +272,8 @@ def amin(input, dim=(), keepdim=False):
 
 
 def _arg(name, kernel, input, dim, keepdim):
+    if input.dtype == "bool":
+        raise RuntimeError(f"{name}(): does not support bool input")
     if dim is None:
         _not_empty(input, name, "reduction dim to be specified")
         out = _arg(name, kernel, input.reshape(-1), 0, False)
@@ -304,9 +306,9 @@ class Var(Op):
     @staticmethod
     def forward(ctx, x, dims, correction, keepdim):
         ctx.dims, ctx.correction = dims, correction
-        out = _kernel(declare.variance, x._data, out_shape=_reduced(x.shape, dims, keepdim),
-                      axis=_axes(dims), keepdims=keepdim, correction=correction,
-                      root=ctx._forward_cls.root, schedule=FUSED)
+        out = _kernel_f32(declare.variance, x._data, out_shape=_reduced(x.shape, dims, keepdim),
+                          axis=_axes(dims), keepdims=keepdim, correction=correction,
+                          root=ctx._forward_cls.root, schedule=FUSED)
         ctx.save_for_backward(x, out)
         return out
 
@@ -400,6 +402,7 @@ class Prod(Op):
     def forward(ctx, x, dim, keepdim):
         ctx.save_for_backward(x)
         ctx.dim = dim
+        # float16 multiplies in float16, as PyTorch's CPU prod (cumprod widens, as it does)
         return _kernel(declare.prod, x._data, out_shape=_reduced(x.shape, (dim,), keepdim),
                        axis=dim, keepdims=keepdim, schedule=cpu.schedule_reduce)
 
@@ -432,8 +435,8 @@ def prod(input, dim=None, keepdim=False, *, dtype=None):
 class Logsumexp(Op):
     @staticmethod
     def forward(ctx, x, dims, keepdim):
-        out = _kernel(declare.logsumexp, x._data, out_shape=_reduced(x.shape, dims, keepdim),
-                      axis=_axes(dims), keepdims=keepdim, schedule=FUSED)
+        out = _kernel_f32(declare.logsumexp, x._data, out_shape=_reduced(x.shape, dims, keepdim),
+                          axis=_axes(dims), keepdims=keepdim, schedule=FUSED)
         ctx.dims = dims
         ctx.save_for_backward(x, out)
         return out
@@ -582,8 +585,8 @@ class Cumsum(Op):
     @staticmethod
     def forward(ctx, x, dim, reverse):
         ctx.dim, ctx.reverse = dim, reverse
-        return _kernel(declare.cumulative, x._data, out_shape=x.shape, axis=dim, op="sum",
-                       reverse=reverse)
+        return _kernel_f32(declare.cumulative, x._data, out_shape=x.shape, axis=dim, op="sum",
+                           reverse=reverse)
 
     @staticmethod
     def backward(ctx, g):
@@ -596,8 +599,8 @@ class Cumprod(Op):
 
     @staticmethod
     def forward(ctx, x, dim):
-        out = _kernel(declare.cumulative, x._data, out_shape=x.shape, axis=dim, op="prod",
-                      reverse=False)
+        out = _kernel_f32(declare.cumulative, x._data, out_shape=x.shape, axis=dim, op="prod",
+                          reverse=False)
         ctx.save_for_backward(x, out)
         ctx.dim = dim
         return out
@@ -653,8 +656,8 @@ class Norm2(Op):
 
     @staticmethod
     def forward(ctx, x, dims, keepdim):
-        out = _kernel(declare.norm2, x._data, out_shape=_reduced(x.shape, dims, keepdim),
-                      axis=_axes(dims), keepdims=keepdim, schedule=FUSED)
+        out = _kernel_f32(declare.norm2, x._data, out_shape=_reduced(x.shape, dims, keepdim),
+                          axis=_axes(dims), keepdims=keepdim, schedule=FUSED)
         ctx.dims = dims
         ctx.save_for_backward(x, out)
         return out

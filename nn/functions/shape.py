@@ -750,8 +750,27 @@ def triu(input, diagonal=0):
 
 
 def contiguous(x, memory_format=None):
-    """``x`` itself when its storage is contiguous, else a contiguous copy (a kernel)."""
+    """``x`` itself when its storage is contiguous, else a contiguous copy (a kernel). A GPU
+    view is a contiguous copy already, but it is contiguous only where its place in the
+    tensor it views is (``a.t().contiguous()`` is a new tensor, as in PyTorch)."""
+    if x.is_cuda:
+        return x if gpu_view_contiguous(x) else Clone.apply(x)
     return x if x._data.flags.c_contiguous else Clone.apply(x)
+
+
+def gpu_view_contiguous(x) -> bool:
+    """Whether GPU tensor ``x`` is contiguous where it lies: not a view, or a view whose
+    strides in the tensor it views are C order."""
+    if x._view_of is None:
+        return True
+    _, _, strides = x._view_of
+    itemsize = x._data.dtype.itemsize
+    expected = itemsize
+    for n, s in zip(reversed(x.shape), reversed(strides)):
+        if n != 1 and s != expected:
+            return False
+        expected *= n
+    return True
 
 
 # ----------------------------------------------------------------------------- composed views

@@ -167,15 +167,25 @@ def _trunc_divide(a, b):
     return te.truncdiv(a, _nonzero(b))
 
 
+def _by_infinity(a, b):
+    """Where a finite ``a`` is divided by an infinite ``b`` (the quotient is 0, and the
+    formulas below would give ``0 * inf``, NaN)."""
+    return te.all(te.isinf(b), te.isfinite(a))
+
+
 def _fmod(a, b):
     if _floating(a.dtype):
-        return a - te.trunc(a / b) * b
+        return te.select(_by_infinity(a, b), a, a - te.trunc(a / b) * b)
     return te.truncmod(a, _nonzero(b))
 
 
 def _remainder(a, b):
     if _floating(a.dtype):
-        return a - te.floor(a / b) * b
+        # C's fmod(a, inf) is a; moved by b when a's sign differs (PyTorch's, Python's)
+        zero = te.const(0, a.dtype)
+        crosses = te.all(a.not_equal(zero), (b < zero).not_equal(a < zero))
+        by_inf = te.select(crosses, a + b, a)
+        return te.select(_by_infinity(a, b), by_inf, a - te.floor(a / b) * b)
     return te.floormod(a, _nonzero(b))
 
 
@@ -213,6 +223,29 @@ bitwise_and = elementwise("bitwise_and", lambda a, b: a & b)
 bitwise_or = elementwise("bitwise_or", lambda a, b: a | b)
 bitwise_xor = elementwise("bitwise_xor", lambda a, b: a.not_equal(b) if a.dtype == "bool"
                           else a ^ b)
+
+
+def _shift_outside(a, b):
+    """Where shift ``b`` is negative or at least ``a``'s width (C leaves those undefined)."""
+    bits = int(np.dtype(a.dtype).itemsize * 8)
+    return te.any(b < te.const(0, b.dtype), b >= te.const(bits, b.dtype))
+
+
+def _shift_left(a, b):
+    # PyTorch's: 0 for a shift out of range
+    return te.select(_shift_outside(a, b), te.const(0, a.dtype), a << b)
+
+
+def _shift_right(a, b):
+    # PyTorch's: the sign (0 or -1) for a shift out of range (arithmetic for signed types)
+    zero = te.const(0, a.dtype)
+    sign = te.select(a < zero, te.const(-1, a.dtype), zero) if np.dtype(a.dtype).kind == "i" \
+        else zero
+    return te.select(_shift_outside(a, b), sign, a >> b)
+
+
+bitwise_left_shift = elementwise("bitwise_left_shift", _shift_left)
+bitwise_right_shift = elementwise("bitwise_right_shift", _shift_right)
 # a scaled second operand in one pass: ``a + alpha * b`` (alpha is the third operand)
 add_scaled = elementwise("add", lambda a, b, alpha: a + alpha * b)
 

@@ -223,3 +223,48 @@ def test_glu_over_an_odd_dimension():
     with pytest.raises(RuntimeError, match="Halving dimension must be even, but dimension 1 is "
                                            "size 5"):
         F.glu(floats(2, 5))
+
+
+def test_argmax_of_a_bool_tensor():
+    with pytest.raises(RuntimeError, match=r"argmax\(\): does not support bool input"):
+        flags().argmax()
+    with pytest.raises(RuntimeError, match=r"argmin\(\): does not support bool input"):
+        flags().argmin(0)
+
+
+def test_cross_entropy_with_an_int32_target():
+    with pytest.raises(RuntimeError, match="expected target dtype to be Long or Byte, but got "
+                                           "Int"):
+        F.cross_entropy(nn.tensor([[1., 2.]]), nn.tensor([1], dtype=nn.int32))
+
+
+def test_clamp_of_a_bool_tensor_by_bools():
+    with pytest.raises(NotImplementedError, match="\"clamp_scalar_cpu\" not implemented for "
+                                                  "'Bool'"):
+        flags().clamp(True, True)
+
+
+def test_shift_of_floats_or_bools():
+    with pytest.raises(NotImplementedError, match="\"lshift_cpu\" not implemented for 'Float'"):
+        floats(2) << 1
+    with pytest.raises(NotImplementedError, match="\"rshift_cpu\" not implemented for 'Bool'"):
+        flags() >> flags()
+
+
+def test_float_result_into_an_int_tensor():
+    with pytest.raises(RuntimeError, match="result type Float can't be cast to the desired "
+                                           "output type Long"):
+        ints().add_(floats(3))
+
+
+def test_numpy_of_a_cuda_tensor_via_asarray():
+    import numpy as np
+    with pytest.raises(TypeError, match="can't convert cuda:0 device type tensor to numpy. Use "
+                                        r"Tensor.cpu\(\) to copy the tensor to host memory "
+                                        "first."):
+        np.asarray(floats(2).cuda())
+
+
+def test_format_spec_of_a_dimensioned_tensor():
+    with pytest.raises(TypeError, match="unsupported format string passed to Tensor.__format__"):
+        f"{floats(2):.2f}"

@@ -52,6 +52,45 @@ def test_views_read_writes_into_their_base_and_inplace_reshapes():
         np.testing.assert_array_equal(got, want)
 
 
+GPU_LAYOUTS = {      # what is a view and what a copy follows the strides, as in PyTorch
+    "t_contiguous_is_a_copy": lambda L, a: a.t().contiguous(),
+    "t_reshape_is_a_copy": lambda L, a: a.t().reshape(4),
+    "column_contiguous_is_a_copy": lambda L, a: a[:, 0].contiguous(),
+    "row_contiguous_is_the_view": lambda L, a: a[0].contiguous(),
+    "t_row_is_a_view": lambda L, a: a.t()[1],
+    "t_t_is_a_view": lambda L, a: a.t().t(),
+    "expand_is_a_view": lambda L, a: a[0].expand(3, 2),
+    "unsqueeze_expand_is_a_view": lambda L, a: a[None].expand(2, 2, 2),
+}
+
+
+@pytest.mark.parametrize("name", sorted(GPU_LAYOUTS))
+def test_gpu_views_and_copies_follow_the_strides(name):
+    def run(lib, dev):
+        a = lib.tensor([[1., 2.], [3., 4.]]).to(dev)
+        t = GPU_LAYOUTS[name](lib, a)
+        a.add_(10)                          # a view sees it, a copy does not
+        seen = _rows(t).copy()
+        if "expand" not in name:            # (torch refuses writes into expanded views)
+            t[(0,) * t.ndim] = -1.0         # it reaches a through a view only
+        return seen, _rows(a)
+    for got, want in zip(run(nn, "cuda"), run(torch, "cpu")):
+        np.testing.assert_array_equal(got, want)
+
+
+def test_gpu_contiguous_copy_in_the_graph():
+    results = []
+    for lib, dev in ((nn, "cuda"), (torch, "cpu")):
+        x = lib.tensor([[1., 2.], [3., 4.]], requires_grad=True)
+        w = x.to(dev) * 1
+        y = w.t().contiguous()
+        y.mul_(2)
+        (w.sum() + y.sum()).backward()
+        results.append((_rows(w), _rows(x.grad)))
+    np.testing.assert_array_equal(results[0][0], results[1][0])
+    np.testing.assert_array_equal(results[0][1], results[1][1])
+
+
 def test_gpu_parameter_view_under_no_grad():
     emb = nn.Embedding(4, 2).cuda()
     lin = nn.Linear(3, 3).cuda()
