@@ -8,6 +8,7 @@ around the statements that fill them; "local" buffers become ``cuda.local.array`
 """
 from __future__ import annotations
 
+import dataclasses
 import functools
 import inspect
 import keyword
@@ -22,7 +23,8 @@ from schedule.analysis import (allocation_chain, loads_from, stored_buffers, sto
 from schedule.build_loops import SCAN_STEPS
 from schedule.functor import post_order_visit
 from schedule.interp import alloc_size
-from schedule.ir import Allocate, Buffer, BufferLoad, BufferStore, For, ForKind, SeqStmt
+from schedule.ir import (Allocate, Buffer, BufferLoad, BufferStore, For, ForKind, IfThenElse,
+                         LetStmt, SeqStmt)
 from schedule.simplify import simplify
 from schedule.structural import structural_equal
 from schedule.stage import ScheduleError
@@ -46,6 +48,30 @@ MATH = {"exp": "math.exp", "log": "math.log", "log2": "math.log2", "log10": "mat
 TO_INT = {"floor": "math.floor", "ceil": "math.ceil", "trunc": "math.trunc", "round": "round"}
 HW = {"blockIdx": "cuda.blockIdx", "threadIdx": "cuda.threadIdx"}
 _ARRAY_DECL = re.compile(r"\s*\w+ = cuda\.(shared|local)\.array\(")
+
+
+def _has_barrier(stmt) -> bool:
+    found = []
+    post_order_visit(stmt, lambda n: found.append(n) if isinstance(n, Call) and
+                     n.op == "tvm_storage_sync" else None)
+    return bool(found)
+
+
+def _guard_around_barriers(stmt, cond):
+    """``stmt`` run where ``cond`` holds, except its barriers, which every thread reaches: the
+    condition moves down to the largest parts without a barrier (a loop bound to fewer
+    threads than the block has, around a cross-thread reduction, for one)."""
+    if not _has_barrier(stmt):
+        return IfThenElse(cond, stmt)
+    if isinstance(stmt, SeqStmt):
+        return SeqStmt(tuple(_guard_around_barriers(c, cond) for c in stmt.seq))
+    if isinstance(stmt, (For, Allocate, LetStmt)):
+        return dataclasses.replace(stmt, body=_guard_around_barriers(stmt.body, cond))
+    if isinstance(stmt, IfThenElse):
+        return IfThenElse(stmt.condition, _guard_around_barriers(stmt.then_case, cond),
+                          None if stmt.else_case is None else
+                          _guard_around_barriers(stmt.else_case, cond))
+    return stmt                         # the barrier itself
 
 
 class CudaCodegenError(ScheduleError):
@@ -364,11 +390,15 @@ class CudaEmitter:
                 self.block(s.body, indent)          # one thread along it: nothing to index
                 return
             self.emit(f"{var} = {HW[kind]}.{axis}", indent)
+            body = s.body
             if not structural_equal(s.extent, launch, map_free_vars=False):
-                self.emit(f"if {var} < {self.expr(s.extent)}:", indent)
-                indent += 1
+                if _has_barrier(body):      # every thread must reach the barriers
+                    body = _guard_around_barriers(body, s.loop_var < s.extent)
+                else:
+                    self.emit(f"if {var} < {self.expr(s.extent)}:", indent)
+                    indent += 1
             self.inside_threads += kind == "threadIdx"
-            self.block(s.body, indent)
+            self.block(body, indent)
             self.inside_threads -= kind == "threadIdx"
             return
         start = self.expr(s.min)

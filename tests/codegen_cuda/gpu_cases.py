@@ -403,6 +403,27 @@ def reduce_inside_a_thread_loop(scale=1, rows=4, cols=8):
         lambda a: a.sum(1) * 2
 
 
+def reduce_rows_in_a_taller_block(scale=1, rows=4, cols=8):
+    """Row sums over threadIdx.x with the rows on threadIdx.y (4), in a kernel whose consumer
+    has 8 threads along y: the 4 extra rows of threads skip the sums but reach the barriers."""
+    A = te.placeholder((rows, cols), name="A")
+    k = te.reduce_axis((0, cols), "k")
+    S = te.compute((rows,), lambda i: te.sum(A[i, k], axis=k), name="S")
+    O = te.compute((2 * scale, 8, cols), lambda b, y, j: S[y % rows] + j, name="O")
+    s = te.create_schedule(O.op)
+    s[O].bind(O.op.axis[0], te.thread_axis("blockIdx.x"))
+    s[O].bind(O.op.axis[1], te.thread_axis("threadIdx.y"))
+    s[O].bind(O.op.axis[2], te.thread_axis("threadIdx.x"))
+    s[S].compute_at(s[O], O.op.axis[0])
+    s[S].bind(S.op.axis[0], te.thread_axis("threadIdx.y"))
+    s[S].bind(S.op.reduce_axis[0], te.thread_axis("threadIdx.x"))
+
+    def ref(a):
+        sums = a.sum(1)[np.arange(8) % rows]
+        return np.broadcast_to(sums[None, :, None] + np.arange(cols), (2 * scale, 8, cols))
+    return s, [A, O], [_rand(rows, cols)], [np.empty((2 * scale, 8, cols), "float32")], ref
+
+
 def cross_thread_data_tail(scale=1, rows=6, cols=16):
     """Rows split by 4 over blocks and threadIdx.y (6 rows: a tail), the reduction over
     threadIdx.x bound without rfactor: the partial sums of the tail rows are not read."""
@@ -464,4 +485,4 @@ CASES = [vector_add, fused_elementwise_2d, int_and_half, row_sum_cross_thread,
          nn_conv2d_implicit_gemm, softmax_rows,
          default_schedules, default_injective, conv2d_hwcn, tvm_intrinsics, scan_cumsum,
          ir_builder_extern, reduce_in_a_wider_block, cross_thread_data_tail,
-         reduce_inside_a_thread_loop]
+         reduce_inside_a_thread_loop, reduce_rows_in_a_taller_block]
