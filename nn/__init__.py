@@ -18,4 +18,6 @@ from . import modules  # noqa: E402  (layers on top of the tensor and its operat
 from .modules import *  # noqa: F401,F403
 from . import data, datasets, init, optim, utils  # noqa: F401,E402  (they build on the layers)
 from . import linalg  # noqa: F401,E402  (torch.linalg: norms and small factorizations)
+from .linalg import det, inverse, logdet, slogdet  # noqa: F401,E402  (torch's top level)
+from .linalg import cholesky_deprecated as cholesky  # noqa: F401,E402
 from .serialization import load, save  # noqa: F401,E402

@@ -9,6 +9,8 @@ so they run on the tensor's device and can be differentiated again.
 """
 from __future__ import annotations
 
+import collections
+
 import numpy as np
 
 from . import functions as F
@@ -18,7 +20,7 @@ from .functions.linalg import _scalar
 from .tensor import Tensor
 
 __all__ = ["vector_norm", "matrix_norm", "norm", "svdvals", "det", "inv", "solve",
-           "cholesky"]
+           "cholesky", "slogdet", "cross"]
 
 INF = float("inf")
 
@@ -340,3 +342,59 @@ def cholesky(A, *, upper=False):
     _floating(A, "cholesky")
     L = Cholesky.apply(A)
     return L.mT if upper else L
+
+
+# ----------------------------------------------------------------------------- log-determinants
+
+slogdet_result = collections.namedtuple("slogdet", ["sign", "logabsdet"])
+
+
+class LogAbsDet(Function):
+    """``log|det A|``; the gradient ``g A^{-H}``."""
+    host_only = True
+
+    @staticmethod
+    def forward(ctx, A):
+        _, logabs = np.linalg.slogdet(_host(A))
+        ctx.save_for_backward(A)
+        return Tensor(np.asarray(logabs).astype(A.dtype))
+
+    @staticmethod
+    def backward(ctx, g):
+        A = _on(ctx.saved_tensors[0], g)
+        return g.unsqueeze(-1).unsqueeze(-1) * inv(A).mT
+
+
+LogAbsDet._node_cls.__name__ = "LinalgSlogdetBackward0"
+
+
+def slogdet(A):
+    """(sign, logabsdet) of the determinants of the square matrices of ``A``: ``det(A) =
+    sign * exp(logabsdet)``, without the overflow of ``det``."""
+    _square(A, "slogdet")
+    _floating(A, "slogdet")
+    sign, _ = np.linalg.slogdet(_host(A))
+    sign = _on(Tensor(np.asarray(sign).astype(A.dtype)), A)
+    return slogdet_result(sign, LogAbsDet.apply(A))
+
+
+def logdet(A):
+    """``log(det(A))``: NaN for a negative determinant, -inf for a zero one."""
+    sign, logabsdet = slogdet(A)
+    return F.where(sign < 0, float("nan"), logabsdet)    # no gradient where it is NaN
+
+
+def inverse(A):
+    """``torch.inverse``: ``inv``."""
+    return inv(A)
+
+
+def cross(input, other, *, dim=-1):
+    """The cross product of 3-vectors along ``dim``; ``input`` and ``other`` broadcast."""
+    from .functions.linalg import _cross
+    return _cross("linalg.cross", input, other, dim)
+
+
+def cholesky_deprecated(A, upper=False):
+    """``torch.cholesky(A, upper=False)`` (``linalg.cholesky``, ``upper`` positional)."""
+    return cholesky(A, upper=upper)

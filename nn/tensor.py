@@ -22,13 +22,30 @@ __all__ = ["Tensor", "tensor", "from_numpy", "zeros", "ones", "full", "empty", "
            "linspace", "logspace", "eye", "rand", "randn", "randint", "randperm", "normal",
            "zeros_like", "ones_like", "full_like", "empty_like", "rand_like", "randn_like",
            "randint_like", "manual_seed", "median", "isclose", "allclose",
-           "repeat_interleave", "as_tensor", "is_tensor", "bernoulli", "multinomial", "unique"]
+           "repeat_interleave", "as_tensor", "is_tensor", "bernoulli", "multinomial", "unique",
+           "numel", "is_floating_point", "get_default_dtype", "set_default_dtype", "Size"]
 
 FLOATING = ("float16", "float32", "float64")
 _SHORT = {"float32", "int64", "bool"}          # dtypes that repr does not name, as PyTorch's
 
 max_result = collections.namedtuple("max", ["values", "indices"])
+_DEFAULT_DTYPE = ["float32"]    # the floating dtype of Python floats and factories
 median_result = collections.namedtuple("median", ["values", "indices"])
+
+
+class Size(tuple):
+    """A shape, as ``torch.Size``: a tuple of ints (``nn.Size([2, 3]) == (2, 3)``). Tensor
+    shapes are plain tuples, which compare equal to it."""
+
+    def numel(self) -> int:
+        """The number of elements of a tensor of this shape."""
+        n = 1
+        for k in self:
+            n *= k
+        return n
+
+    def __repr__(self):
+        return f"nn.Size({list(self)})"
 
 
 class Tensor:
@@ -794,6 +811,29 @@ class Tensor:
                                f"{self.ndim}D")
         return self if self.ndim < 2 else F.transpose(self, 0, 1)
 
+    def det(self):
+        """``nn.linalg.det(self)``."""
+        return _linalg().det(self)
+
+    def inverse(self):
+        """``nn.linalg.inv(self)``."""
+        return _linalg().inv(self)
+
+    def logdet(self):
+        return _linalg().logdet(self)
+
+    def slogdet(self):
+        return _linalg().slogdet(self)
+
+    def cholesky(self, upper=False):
+        return _linalg().cholesky(self, upper=upper)
+
+    def cov(self, *, correction=1, fweights=None, aweights=None):
+        return F.cov(self, correction=correction, fweights=fweights, aweights=aweights)
+
+    def corrcoef(self):
+        return F.corrcoef(self)
+
     @property
     def T(self):
         return F.permute(self, tuple(reversed(range(self.ndim))))
@@ -825,13 +865,18 @@ METHODS = """
     gather scatter scatter_add index_select masked_select take nonzero index_add index_fill
     scatter_reduce index_put
     broadcast_to diff nanmean addcmul addcdiv
+    ravel select take_along_dim tensor_split hsplit vsplit dsplit rot90 diag diag_embed trace
+    kron cross argwhere count_nonzero nansum cummax cummin logcumsumexp fmax fmin hypot
+    heaviside sgn xlogy float_power frexp ldexp dist renorm addmv aminmax quantile nanquantile
+    bincount histc index_copy masked_scatter msort lgamma digamma erfinv
 """.split()
 INPLACE = """
     add sub mul div pow neg exp log sqrt abs sigmoid tanh relu clamp clamp_min clamp_max
     floor ceil round trunc reciprocal sign sin cos lerp masked_fill scatter scatter_add
     index_fill index_add fmod remainder clip exp2 square frac atan2 addcmul addcdiv
     scatter_reduce index_put bitwise_and bitwise_or bitwise_xor bitwise_left_shift
-    bitwise_right_shift
+    bitwise_right_shift fmax fmin hypot heaviside sgn xlogy float_power ldexp renorm addmv
+    index_copy masked_scatter lgamma digamma erfinv
 """.split()
 
 
@@ -1030,7 +1075,7 @@ def _array(data, dtype):
             data = _scalars_of(data, leaves)
         arr = np.array(data)
         if leaves and dtype is None and arr.dtype == np.float64 and "float64" not in leaves:
-            arr = arr.astype("float32")       # the tensors' dtypes and Python floats decide
+            arr = arr.astype(_DEFAULT_DTYPE[0])   # the tensors' dtypes and Python floats decide
             leaves = ()
         elif leaves and dtype is None:
             return arr
@@ -1038,7 +1083,7 @@ def _array(data, dtype):
             raise TypeError(f"nn.tensor: cannot make a tensor from {type(data).__name__} "
                             f"(numpy dtype {arr.dtype})")
         if dtype is None and arr.dtype == np.float64:
-            arr = arr.astype("float32")      # a Python float is float32, as PyTorch's default
+            arr = arr.astype(_DEFAULT_DTYPE[0])   # a Python float: the default (float32)
         elif dtype is not None:
             arr = arr.astype(_dtype(dtype))
     return arr
@@ -1098,19 +1143,19 @@ def full(size, fill_value, dtype=None, device=None, requires_grad=False) -> Tens
 
 
 def zeros(*size, dtype=None, device=None, requires_grad=False) -> Tensor:
-    return _new(np.zeros(_size(size, "zeros"), _dtype(dtype) or "float32"), device,
-                requires_grad)
+    return _new(np.zeros(_size(size, "zeros"), _dtype(dtype) or _DEFAULT_DTYPE[0]),
+                device, requires_grad)
 
 
 def ones(*size, dtype=None, device=None, requires_grad=False) -> Tensor:
-    return _new(np.ones(_size(size, "ones"), _dtype(dtype) or "float32"), device,
+    return _new(np.ones(_size(size, "ones"), _dtype(dtype) or _DEFAULT_DTYPE[0]), device,
                 requires_grad)
 
 
 def empty(*size, dtype=None, device=None, requires_grad=False) -> Tensor:
     """A tensor of ``size`` whose values are whatever the new memory holds."""
-    return _new(np.empty(_size(size, "empty"), _dtype(dtype) or "float32"), device,
-                requires_grad)
+    return _new(np.empty(_size(size, "empty"), _dtype(dtype) or _DEFAULT_DTYPE[0]),
+                device, requires_grad)
 
 
 def zeros_like(input, dtype=None, device=None, requires_grad=False) -> Tensor:
@@ -1148,7 +1193,7 @@ def arange(start, end=None, step=1, dtype=None, device=None, requires_grad=False
                            f"inconsistent with step sign ({step})")
     if dtype is None:
         whole = all(isinstance(v, (int, np.integer)) for v in (start, end, step))
-        dtype = "int64" if whole else "float32"
+        dtype = "int64" if whole else _DEFAULT_DTYPE[0]
     return _new(np.arange(start, end, step, dtype=_dtype(dtype)), device, requires_grad)
 
 
@@ -1162,14 +1207,14 @@ def _steps(steps, name):
 def linspace(start, end, steps, dtype=None, device=None, requires_grad=False) -> Tensor:
     """``steps`` evenly spaced values from ``start`` to ``end``, both included."""
     values = np.linspace(start, end, _steps(steps, "linspace"), dtype="float64")
-    return _new(values.astype(_dtype(dtype) or "float32"), device, requires_grad)
+    return _new(values.astype(_dtype(dtype) or _DEFAULT_DTYPE[0]), device, requires_grad)
 
 
 def logspace(start, end, steps, base=10.0, dtype=None, device=None,
              requires_grad=False) -> Tensor:
     """``base`` to the powers ``linspace(start, end, steps)``."""
     values = np.logspace(start, end, _steps(steps, "logspace"), base=base, dtype="float64")
-    return _new(values.astype(_dtype(dtype) or "float32"), device, requires_grad)
+    return _new(values.astype(_dtype(dtype) or _DEFAULT_DTYPE[0]), device, requires_grad)
 
 
 def eye(n, m=None, dtype=None, device=None, requires_grad=False) -> Tensor:
@@ -1177,7 +1222,8 @@ def eye(n, m=None, dtype=None, device=None, requires_grad=False) -> Tensor:
     for name, v in (("n", n), ("m", m)):
         if v is not None and v < 0:
             raise RuntimeError(f"eye(): {name} must be greater or equal to 0, got {v}")
-    return _new(np.eye(n, m, dtype=_dtype(dtype) or "float32"), device, requires_grad)
+    return _new(np.eye(n, m, dtype=_dtype(dtype) or _DEFAULT_DTYPE[0]), device,
+                requires_grad)
 
 
 # ----------------------------------------------------------------------------- random
@@ -1202,7 +1248,7 @@ def _rng(generator):
 
 
 def _floating_dtype(dtype, name):
-    dtype = _dtype(dtype) or "float32"
+    dtype = _dtype(dtype) or _DEFAULT_DTYPE[0]
     if dtype not in FLOATING:
         raise TypeError(f"{name}(): expected a floating point dtype, got {dtype}")
     return dtype
@@ -1474,3 +1520,32 @@ from . import functions as F  # noqa: E402  (the operators build on Tensor)
 from .functions.index import rebase_inplace as _rebase_inplace  # noqa: E402
 from .functions.index import _view_positions, take_positions as _take  # noqa: E402
 from .functions.shape import gpu_view_contiguous as _gpu_view_contiguous  # noqa: E402
+
+
+def _linalg():
+    from . import linalg
+    return linalg
+
+
+def numel(input) -> int:
+    """The number of elements of ``input``."""
+    return input.numel()
+
+
+def is_floating_point(input) -> bool:
+    """Whether ``input`` has a floating point dtype."""
+    return input.is_floating_point()
+
+
+def get_default_dtype():
+    """The dtype of Python floats and of the floating factories (float32 unless set)."""
+    return as_dtype(_DEFAULT_DTYPE[0])
+
+
+def set_default_dtype(d):
+    """Make ``d`` (float32 or float64; float16 too) the dtype of Python floats and of the
+    floating factories, as ``torch.set_default_dtype``."""
+    name = _dtype(d)
+    if name not in FLOATING:
+        raise TypeError("only floating-point types are supported as the default type")
+    _DEFAULT_DTYPE[0] = name

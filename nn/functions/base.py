@@ -16,7 +16,7 @@ from .. import device as devices
 from ..autograd import Function
 from ..device import is_gpu
 from ..tensor import (FLOATING, Tensor, _dim, arange, dtype_name,  # noqa: F401  (re-exported)
-                      max_result)
+                      max_result, _DEFAULT_DTYPE)
 
 kernel_calls = collections.Counter()
 
@@ -105,7 +105,7 @@ def result_type(a, b) -> str:
         number, (int, np.integer)) else 2
     if kind <= _KIND[t._data.dtype.kind]:
         return t.dtype
-    return "float32" if kind == 2 else "int64"
+    return _DEFAULT_DTYPE[0] if kind == 2 else "int64"
 
 
 def _operands(a, b, dtype=None):

@@ -10,6 +10,7 @@ tensors, which are then made on the input's device; the values never leave it.
 from __future__ import annotations
 
 import builtins
+import math
 
 import numpy as np
 
@@ -25,7 +26,11 @@ from .sparse import embedding
 
 __all__ = ["pairwise_distance", "unfold", "fold", "embedding_bag", "margin_ranking_loss",
            "hinge_embedding_loss", "cosine_embedding_loss", "triplet_margin_loss",
-           "multilabel_margin_loss", "rrelu"]
+           "multilabel_margin_loss", "rrelu", "poisson_nll_loss", "gaussian_nll_loss",
+           "soft_margin_loss", "multilabel_soft_margin_loss", "multi_margin_loss",
+           "triplet_margin_with_distance_loss", "local_response_norm", "lp_pool1d",
+           "lp_pool2d", "channel_shuffle", "pdist", "gumbel_softmax",
+           "ctc_loss", "fractional_max_pool2d"]
 
 
 def _check_tensor(fn, name, x):
@@ -353,3 +358,374 @@ def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, inplace=False):
         input.copy_(out)
         return input
     return out
+
+
+# ----------------------------------------------------------------------------- more losses
+
+def _const(array, like):
+    """A constant tensor of ``like``'s dtype and device from a host array."""
+    return tensor(np.asarray(array, np.dtype(like.dtype)), device=like.device)
+
+
+def poisson_nll_loss(input, target, log_input=True, full=False, size_average=None, eps=1e-8,
+                     reduce=None, reduction="mean"):
+    """Negative log-likelihood of a Poisson target: ``exp(input) - target * input`` with
+    ``log_input``, else ``input - target * log(input + eps)``; ``full`` adds Stirling's
+    approximation ``target log(target) - target + log(2 pi target) / 2`` where target > 1."""
+    reduction = _reduction(reduction, size_average, reduce)
+    if log_input:
+        loss = input.exp() - target * input
+    else:
+        loss = input - target * (input + eps).log()
+    if full:        # where target <= 1 the term (and its gradient) is 0
+        big = target.detach() > 1
+        safe = where(big, target, target.detach() * 0 + 2)
+        stirling = safe * safe.log() - safe + 0.5 * (safe * (2 * math.pi)).log()
+        loss = loss + where(big, stirling, stirling.detach() * 0)
+    return _reduce(loss, reduction)
+
+
+def gaussian_nll_loss(input, target, var, full=False, eps=1e-6, reduction="mean"):
+    """Negative log-likelihood of a Gaussian: ``(log(var) + (input - target) ** 2 / var) / 2``,
+    var clamped at ``eps`` outside the graph (its gradient passes through the clamp), as
+    PyTorch's; ``var`` has input's shape, or one dimension less, or one broadcast dimension."""
+    if isinstance(var, (int, float)):
+        if var < 0:
+            raise ValueError("var has negative entry/entries")
+        var = input.detach() * 0 + float(var)
+    elif bool((var.detach() < 0).any()):
+        raise ValueError("var has negative entry/entries")
+    if tuple(var.shape) != tuple(input.shape):
+        if tuple(input.shape[:-1]) == tuple(var.shape):
+            var = var.unsqueeze(-1)
+        elif input.ndim == var.ndim and builtins.sum(
+                y for x, y in zip(input.shape, var.shape) if x != y) == 1:
+            pass
+        else:
+            raise ValueError("var is of incorrect size")
+    if reduction not in ("none", "mean", "sum"):
+        raise ValueError(reduction + " is not valid")
+    held = var.detach()
+    var = var + (clamp_min(held, eps) - held)       # the clamp, outside the graph
+    d = input - target
+    loss = 0.5 * (var.log() + d * d / var)
+    if full:
+        loss = loss + 0.5 * math.log(2 * math.pi)
+    return _reduce(loss, reduction)
+
+
+def _log1p_exp(x):
+    """``log(1 + exp(x))``, stable: ``max(x, 0) + log(1 + exp(-|x|))``."""
+    return x.relu() + (1 + (-x.abs()).exp()).log()
+
+
+def soft_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
+    """Two-class logistic loss ``log(1 + exp(-target * input))``, target 1 or -1."""
+    reduction = _reduction(reduction, size_average, reduce)
+    return _reduce(_log1p_exp(-target * input), reduction)
+
+
+def multilabel_soft_margin_loss(input, target, weight=None, size_average=None, reduce=None,
+                                reduction="mean"):
+    """Per sample, the mean over the classes (the last dimension) of the binary logistic
+    losses ``-(t log sigmoid(x) + (1 - t) log sigmoid(-x))``, times ``weight``."""
+    reduction = _reduction(reduction, size_average, reduce)
+    loss = target * _log1p_exp(-input) + (1 - target) * _log1p_exp(input)
+    if weight is not None:
+        loss = loss * weight
+    classes = input.shape[-1] if input.ndim else 1
+    return _reduce(loss.sum(input.ndim - 1 if input.ndim else ()) / classes
+                   if input.ndim else loss, reduction)
+
+
+def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=None,
+                      reduce=None, reduction="mean"):
+    """Multi-class hinge loss: per sample ``sum_{i != y} max(0, margin - x[y] + x[i]) ** p /
+    C``, each term times ``weight[y]``; input (N, C) or (C,), target (N,) or 0-d."""
+    reduction = _reduction(reduction, size_average, reduce)
+    if p not in (1, 2):
+        raise ValueError("only p == 1 and p == 2 supported")
+    if input.ndim == 0 or input.ndim > 2:
+        raise RuntimeError(f"Expected non-empty vector or matrix with optional 0-dim batch "
+                           f"size, but got: {list(input.shape)}")
+    x = input if input.ndim == 2 else input.unsqueeze(0)
+    n, c = x.shape
+    t = target.reshape(-1)
+    if t.shape[0] != n or target.ndim > 1:
+        raise RuntimeError(f"multi_margin_loss: target tensor should be 1-D with size equal "
+                           f"to the number of input samples (batch size). Expected target "
+                           f"size [{n}], but got {list(target.shape)}. Input has shape "
+                           f"{list(input.shape)}.")
+    labels = _host_ints(t, "multi_margin_loss", "target").reshape(-1)
+    if len(labels) and (labels.min() < 0 or labels.max() >= c):
+        raise RuntimeError("target out of range")
+    others = np.ones((n, c), np.float32)
+    others[np.arange(n), labels] = 0.0
+    at = tensor(labels.astype("int64"), device=input.device).reshape(n, 1)
+    z = clamp_min(margin - x.gather(1, at) + x, 0.0)
+    if p == 2:
+        z = z * z
+    z = z * _const(others, x)
+    if weight is not None:
+        z = z * weight.index_select(0, at.reshape(-1)).reshape(n, 1)
+    loss = z.sum(1) / c
+    return _reduce(loss if input.ndim == 2 else loss.reshape(()), reduction)
+
+
+def triplet_margin_with_distance_loss(anchor, positive, negative, *, distance_function=None,
+                                      margin=1.0, swap=False, reduction="mean"):
+    """``max(0, margin + d(anchor, positive) - d(anchor, negative))`` with any distance
+    function ``d`` (``pairwise_distance`` by default); ``swap`` as triplet_margin_loss's."""
+    if reduction not in ("mean", "sum", "none"):
+        raise ValueError(f"{reduction} is not a valid value for reduction")
+    if margin <= 0:
+        raise ValueError(f"margin must be greater than 0, got {margin}")
+    a_dim, p_dim, n_dim = anchor.ndim, positive.ndim, negative.ndim
+    if not (a_dim == p_dim and p_dim == n_dim):
+        raise RuntimeError(f"The anchor, positive, and negative tensors are expected to have "
+                           f"the same number of dimensions, but got: anchor {a_dim}D, "
+                           f"positive {p_dim}D, and negative {n_dim}D inputs")
+    distance = pairwise_distance if distance_function is None else distance_function
+    d_pos = distance(anchor, positive)
+    d_neg = distance(anchor, negative)
+    if swap:
+        d_neg = minimum(d_neg, distance(positive, negative))
+    return _reduce(clamp_min(margin + d_pos - d_neg, 0.0), reduction)
+
+
+# ----------------------------------------------------------------------------- layers
+
+def local_response_norm(input, size, alpha=1e-4, beta=0.75, k=1.0):
+    """``input / (k + alpha * mean of input ** 2 over `size` neighbouring channels) **
+    beta``, the window from ``size // 2`` channels before to ``(size - 1) // 2`` after
+    (zeros past the edges), as PyTorch's."""
+    dim = input.ndim
+    if dim < 3:
+        raise ValueError(f"Expected 3D or higher dimensionality input (got {dim} dimensions)")
+    if input.numel() == 0:
+        return input
+    n, c = input.shape[:2]
+    sq = (input * input).reshape(n, c, -1)
+    before, after = size // 2, (size - 1) // 2
+    padded = pad(sq, (0, 0, before, after))
+    total = padded[:, 0:c]
+    for j in range(1, size):
+        total = total + padded[:, j:j + c]
+    div = (total.reshape(input.shape) * (alpha / size) + k) ** beta
+    return input / div
+
+
+def _lp_pool(input, norm_type, kernel, stride, ceil_mode, avg):
+    out = avg(input ** norm_type, kernel, stride, 0, ceil_mode)
+    return ((out.sign() * out.abs().relu()) * float(np.prod(kernel))) ** (1.0 / norm_type)
+
+
+def lp_pool1d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
+    """Power-average pooling: ``(sum over the window of x ** p) ** (1 / p)``."""
+    from .pool import avg_pool1d
+    k = kernel_size[0] if isinstance(kernel_size, (tuple, list)) else kernel_size
+    return _lp_pool(input, float(norm_type), (k,), stride, ceil_mode,
+                    lambda x, kk, s, pd, cm: avg_pool1d(x, kk[0], s, pd, cm))
+
+
+def lp_pool2d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
+    """2-d power-average pooling: ``(sum over the window of x ** p) ** (1 / p)``."""
+    from .pool import avg_pool2d
+    kernel = _pair(kernel_size, "lp_pool2d", "kernel_size")
+    return _lp_pool(input, float(norm_type), kernel, stride, ceil_mode, avg_pool2d)
+
+
+def channel_shuffle(input, groups):
+    """Split the C channels of (N, C, *) into ``groups`` and interleave them:
+    ``(N, g, C / g, *) -> (N, C / g, g, *)``."""
+    if input.ndim < 3:
+        raise RuntimeError("channel_shuffle expects input with > 2 dims, but got input with "
+                           f"sizes {list(input.shape)}")
+    if groups <= 0:
+        raise RuntimeError("Number of groups to divide channels in must be positive. Value of "
+                           f"groups:{groups}")
+    n, c = input.shape[:2]
+    if c % groups:
+        raise RuntimeError(f"Number of channels must be divisible by groups. Got {c} channels "
+                           f"and {groups} groups.")
+    rest = tuple(input.shape[2:])
+    x = input.reshape((n, groups, c // groups) + rest).transpose(1, 2)
+    return x.reshape((n, c) + rest)
+
+
+def pdist(input, p=2):
+    """The p-norm distances between the rows of (N, M) ``input``, for i < j in row-major
+    order: N * (N - 1) / 2 values."""
+    if input.ndim != 2:
+        raise RuntimeError(f"pdist only supports 2D tensors, got: {input.ndim}D")
+    if p < 0:
+        raise RuntimeError("pdist only supports non-negative p values")
+    n = input.shape[0]
+    i, j = np.triu_indices(n, 1)
+    if len(i) == 0:
+        return input.sum(1)[0:0]
+    a = input.index_select(0, tensor(i.astype("int64"), device=input.device))
+    b = input.index_select(0, tensor(j.astype("int64"), device=input.device))
+    return norm(a - b, p, -1)
+
+
+def gumbel_softmax(logits, tau=1, hard=False, eps=1e-10, dim=-1):
+    """A sample of the Gumbel-softmax distribution: ``softmax((logits + g) / tau)`` with
+    Gumbel noise ``g = -log(E)``, E exponential (nn's random generator); ``hard`` returns the
+    one-hot of the argmax in the forward pass with the soft sample's gradient
+    (straight-through)."""
+    u = rand(*logits.shape, dtype=logits.dtype, device=logits.device)
+    tiny = float(np.finfo(np.dtype(logits.dtype)).tiny)
+    gumbels = -(-(clamp_min(u, tiny).log())).log()       # -log(Exp(1)), Exp(1) = -log(U)
+    y_soft = ((logits + gumbels) / tau).softmax(dim)
+    if not hard:
+        return y_soft
+    index = y_soft.detach().argmax(dim, keepdim=True)
+    y_hard = (y_soft.detach() * 0).scatter(dim, index, 1.0)
+    return y_hard - y_soft.detach() + y_soft
+
+
+# ----------------------------------------------------------------------------- CTC
+
+_NEG = -1e30        # log(0) as a finite number: logsumexp's gradient stays 0, never NaN
+
+
+def _lengths(value, n, fn, name):
+    lengths = np.asarray(devices.host(value._data) if isinstance(value, Tensor) else value)
+    lengths = lengths.astype("int64").reshape(-1)
+    if lengths.shape[0] != n:
+        raise RuntimeError(f"{fn}: expected {name} to have size {n}, but got "
+                           f"{lengths.shape[0]}")
+    return lengths
+
+
+def _ctc_one(lp, labels, blank):
+    """The negative log-likelihood of ``labels`` under (T, C) log-probabilities ``lp``: the
+    forward (alpha) recursion over the extended labels (blank, l1, blank, l2, ..., blank),
+    in log space."""
+    ext = np.full(2 * len(labels) + 1, blank, "int64")
+    ext[1::2] = labels
+    size = len(ext)
+    emit = lp.index_select(1, tensor(ext, device=lp.device))          # (T, L)
+    skip = np.zeros(size, bool)
+    skip[2:] = (ext[2:] != blank) & (ext[2:] != ext[:-2])
+    skip_mask = _const(skip.astype("float32"), lp)
+    neg = _const(np.full(2, _NEG, "float32"), lp)
+    start = np.full(size, _NEG, "float32")
+    start[:2] = 0.0
+    alpha = emit[0] + _const(start[:size], lp)
+    for t in range(1, emit.shape[0]):
+        one = cat([neg[:1], alpha[:size - 1]])
+        two = cat([neg[:min(size, 2)], alpha[:max(size - 2, 0)]]) * skip_mask \
+            + (1 - skip_mask) * _NEG
+        alpha = stack([alpha, one, two]).logsumexp(0) + emit[t]
+    return -(alpha[-2:] if size > 1 else alpha).logsumexp(0)
+
+
+def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reduction="mean",
+             zero_infinity=False):
+    """Connectionist Temporal Classification loss of (T, N, C) (or unbatched (T, C))
+    log-probabilities against targets (N, S) padded, or 1-D concatenated; ``mean`` divides
+    each loss by its target length, then averages over the batch. Composed from
+    differentiable operators (log-space forward recursion), so autograd gives the gradient;
+    an impossible alignment gives inf (0 with ``zero_infinity``)."""
+    reduction = _reduction(reduction, None, None)
+    if log_probs.ndim == 2:
+        loss = ctc_loss(log_probs.unsqueeze(1), targets.reshape(1, -1), input_lengths,
+                        target_lengths, blank, "none", zero_infinity)
+        loss = loss.reshape(())
+        if reduction == "mean":
+            return loss / max(int(_lengths(target_lengths, 1, "ctc_loss",
+                                           "target_lengths")[0]), 1)
+        return loss
+    if log_probs.ndim != 3:
+        raise RuntimeError(f"ctc_loss: expected log_probs (T, N, C) or (T, C), got "
+                           f"{list(log_probs.shape)}")
+    T, n, c = log_probs.shape
+    if not 0 <= blank < c:
+        raise RuntimeError("blank must be in label range")
+    in_len = _lengths(input_lengths, n, "ctc_loss", "input_lengths")
+    tg_len = _lengths(target_lengths, n, "ctc_loss", "target_lengths")
+    labels = _host_ints(targets, "ctc_loss", "targets")
+    offsets = np.concatenate([[0], np.cumsum(tg_len)])
+    losses = []
+    for k in range(n):
+        if in_len[k] > T:
+            raise RuntimeError(f"Expected input_lengths to have value at most {T}, but got "
+                               f"value {in_len[k]} (while checking arguments for ctc_loss_cpu)")
+        seq = labels[k, :tg_len[k]] if labels.ndim == 2 else \
+            labels[offsets[k]:offsets[k + 1]]
+        losses.append(_ctc_one(log_probs[:in_len[k], k], seq, blank).reshape(1))
+    loss = cat(losses)
+    impossible = loss.detach() > -_NEG / 2
+    if zero_infinity:
+        loss = where(impossible, loss * 0, loss)
+    else:
+        loss = where(impossible, loss.detach() * 0 + float("inf"), loss)
+    if reduction == "mean":
+        return (loss / _const(np.maximum(tg_len, 1).astype("float32"), loss)).mean()
+    return _reduce(loss, reduction)
+
+
+# ----------------------------------------------------------------------------- fractional pooling
+
+def _intervals(samples, size, out, k):
+    """PyTorch's pseudo-random window starts: ``int((i + u) * alpha) - int(u * alpha)``,
+    alpha = (size - k) / (out - 1) in float32, the last window ending at the edge."""
+    samples = samples.astype("float32")
+    alpha = np.float32(size - k) / np.float32(out - 1) if out > 1 else np.float32(0)
+    i = np.arange(out - 1, dtype="float32")
+    starts = ((i + samples[..., None]) * alpha).astype("int64") - \
+        (samples[..., None] * alpha).astype("int64")
+    last = np.full(samples.shape + (1,), size - k, "int64")
+    return np.concatenate([starts, last], -1)
+
+
+def fractional_max_pool2d(input, kernel_size, output_size=None, output_ratio=None,
+                          return_indices=False, _random_samples=None):
+    """Max pooling over pseudo-randomly placed (N, C, H, W) windows of ``kernel_size`` that
+    give ``output_size`` (or ``output_ratio`` times the input size) outputs; the placement of
+    each plane comes from ``_random_samples`` (N, C, 2) in [0, 1) (width first), drawn from
+    nn's random generator when not given. A gather and a max, so the gradient is autograd's."""
+    if output_size is None and output_ratio is None:
+        raise ValueError("fractional_max_pool2d requires specifying either an output_size or "
+                         "an output_ratio")
+    unbatched = input.ndim == 3
+    x = input.unsqueeze(0) if unbatched else input
+    if x.ndim != 4:
+        raise RuntimeError(f"fractional_max_pool2d(): Expected 3D or 4D tensor, but got: "
+                           f"{list(input.shape)}")
+    n, c, h, w = x.shape
+    kh, kw = _pair(kernel_size, "fractional_max_pool2d", "kernel_size")
+    if output_size is None:
+        ratio = output_ratio if isinstance(output_ratio, (tuple, list)) else \
+            (output_ratio, output_ratio)
+        output_size = (int(h * ratio[0]), int(w * ratio[1]))
+    oh, ow = _pair(output_size, "fractional_max_pool2d", "output_size")
+    if oh + kh - 1 > h:
+        raise RuntimeError(f"fractional_max_pool2d(): pool height {kh} too large relative to "
+                           f"input height {h}")
+    if ow + kw - 1 > w:
+        raise RuntimeError(f"fractional_max_pool2d(): pool width {kw} too large relative to "
+                           f"input width {w}")
+    if _random_samples is None:
+        samples = devices.host(rand(n, c, 2)._data)
+    else:
+        samples = np.asarray(devices.host(_random_samples.detach()._data))
+        samples = samples.reshape(n, c, 2)
+    rows = _intervals(samples[..., 1], h, oh, kh)                 # (N, C, oh)
+    cols = _intervals(samples[..., 0], w, ow, kw)                 # (N, C, ow)
+    r = rows[:, :, :, None, None, None] + np.arange(kh)[:, None]  # (N, C, oh, 1, kh, 1)
+    q = cols[:, :, None, :, None, None] + np.arange(kw)           # (N, C, 1, ow, 1, kw)
+    flat = (r * w + q).reshape(n, c, oh * ow * kh * kw)
+    picked = x.reshape(n, c, h * w).gather(2, tensor(flat, device=x.device))
+    windows = picked.reshape(n, c, oh, ow, kh * kw)
+    out, arg = windows.max(-1)
+    if unbatched:
+        out = out.reshape(c, oh, ow)
+    if not return_indices:
+        return out
+    index = np.take_along_axis(flat.reshape(n, c, oh, ow, kh * kw),
+                               devices.host(arg._data)[..., None], -1)[..., 0]
+    index = tensor(index.reshape(out.shape), device=x.device)
+    return out, index

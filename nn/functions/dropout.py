@@ -20,7 +20,8 @@ from .base import Op, Tensor
 from .fused import run_kernel
 from .index import rebase_inplace
 
-__all__ = ["dropout", "alpha_dropout", "feature_alpha_dropout", "dropout1d", "dropout2d"]
+__all__ = ["dropout", "alpha_dropout", "feature_alpha_dropout", "dropout1d", "dropout2d",
+           "dropout3d"]
 
 ALPHA = 1.7580993408473766      # SELU's -alpha * scale: the value a dropped unit takes
 
@@ -128,3 +129,17 @@ def dropout2d(input, p=0.5, training=True, inplace=False):
                       "please switch to using dropout1d instead.")
     return _apply(input, p, training, inplace, alpha=False,
                   features=_feature_dims(input, "dropout2d"))
+
+
+def dropout3d(input, p=0.5, training=True, inplace=False):
+    """Zero whole channels of (N, C, D, H, W) or unbatched (C, D, H, W) ``input``."""
+    _check_p(p)
+    if input.ndim not in (4, 5):
+        warnings.warn(f"dropout3d: Received a {input.ndim}-D input to dropout3d, which is "
+                      "deprecated and will result in an error in a future release. To retain "
+                      "the behavior and silence this warning, please use dropout instead. Note "
+                      "that dropout3d exists to provide channel-wise dropout on inputs with 3 "
+                      "spatial dimensions, a channel dimension, and an optional batch dimension "
+                      "(i.e. 4D or 5D inputs).")
+    # PyTorch takes anything but 5-D as unbatched: its channels are the first dimension
+    return _apply(input, p, training, inplace, alpha=False, features=2 if input.ndim == 5 else 1)

@@ -28,7 +28,8 @@ from .shape import Select, Slice, SliceBackward, _run, contiguous_data, unsqueez
 
 __all__ = ["getitem", "setitem_", "gather", "scatter", "scatter_add", "scatter_reduce",
            "index_select", "masked_select", "take", "nonzero", "index_add", "index_fill",
-           "index_put"]
+           "index_put", "take_along_dim", "argwhere", "index_copy", "masked_scatter",
+           "bincount", "histc"]
 
 WIDTH = 16      # sources combined per output element and kernel pass (see ``_scatter``)
 
@@ -994,3 +995,128 @@ def nonzero(input, *, as_tuple=False):
                 else Tensor(np.zeros((count, 0), "int64")))
     found = [a.astype("int64") for a in np.nonzero(mask)]
     return tuple(map(Tensor, found)) if as_tuple else Tensor(np.stack(found, axis=1))
+
+
+# ----------------------------------------------------------------------------- composed
+
+def take_along_dim(input, indices, dim=None):
+    """``input`` gathered at ``indices`` along ``dim`` (input and indices broadcast apart
+    from ``dim``); of the flattened input when ``dim`` is None."""
+    if not isinstance(indices, Tensor) or indices.dtype != "int64":
+        from .elementwise_unary import _torch_name
+        got = indices.dtype if isinstance(indices, Tensor) else type(indices).__name__
+        raise RuntimeError(f"torch.take_along_dim(): dtype of indices should be Long but got "
+                           f"{_torch_name(got)}")
+    if dim is None:
+        return gather(input.reshape(-1), 0, indices.reshape(-1))
+    if input.ndim != indices.ndim:
+        raise RuntimeError("torch.take_along_dim(): input and indices should have the same "
+                           f"number of dimensions, but got {input.ndim} dimensions for input, "
+                           f"and {indices.ndim} dimensions for indices")
+    d = _dim(dim, input.ndim)
+    shape = list(np.broadcast_shapes(tuple(1 if k == d else n for k, n in
+                                           enumerate(input.shape)),
+                                     tuple(1 if k == d else n for k, n in
+                                           enumerate(indices.shape))))
+    x_shape, i_shape = list(shape), list(shape)
+    x_shape[d], i_shape[d] = input.shape[d], indices.shape[d]
+    x = input if list(input.shape) == x_shape else input.expand(x_shape)
+    index = indices if list(indices.shape) == i_shape else indices.expand(i_shape)
+    return gather(x, d, index)
+
+
+def argwhere(input):
+    """The indices of the nonzero elements, one row each (``nonzero``)."""
+    return nonzero(input)
+
+
+def index_copy(input, dim, index, source):
+    """``input`` with the entries ``index`` of dimension ``dim`` replaced by the slices of
+    ``source``."""
+    if not isinstance(index, Tensor) or index.dtype != "int64":
+        from .elementwise_unary import _torch_name
+        raise RuntimeError(f"index_copy_(): Expected a long tensor for index, but got "
+                           f"{_torch_name(getattr(index, 'dtype', type(index).__name__))}")
+    if source.dtype != input.dtype:
+        from .elementwise_unary import _torch_name
+        raise RuntimeError(f"index_copy_(): self and source expected to have the same dtype, "
+                           f"but got (self) {_torch_name(input.dtype)} and (source) "
+                           f"{_torch_name(source.dtype)}")
+    d = _dim(dim, input.ndim)
+    if source.ndim and index.numel() != source.shape[d]:
+        raise IndexError(f"index_copy_(): Number of indices ({index.numel()}) should be equal "
+                         f"to source.size(dim) ({source.shape[d]})")
+    return index_add(index_fill(input, d, index, 0), d, index, source)
+
+
+def masked_scatter(input, mask, source):
+    """``input`` with the elements of ``source``, in order, written where ``mask`` (broadcast
+    to ``input``) holds."""
+    if not isinstance(mask, Tensor) or mask.dtype != "bool":
+        from .elementwise_unary import _torch_name
+        raise RuntimeError(f"masked_scatter_ only supports boolean masks, but got mask with "
+                           f"dtype {_torch_name(getattr(mask, 'dtype', type(mask).__name__))}")
+    if source.dtype != input.dtype:
+        from .elementwise_unary import _torch_name
+        raise RuntimeError(f"masked_scatter: expected self and source to have same dtypes but "
+                           f"got{_torch_name(input.dtype)} and {_torch_name(source.dtype)}")
+    chosen = np.broadcast_to(devices.host(mask._data), input.shape)
+    positions = np.flatnonzero(chosen).astype("int64")
+    if positions.size > source.numel():
+        raise RuntimeError("Number of elements of source < number of ones in mask")
+    from .base import to_device
+    from .elementwise import masked_fill
+    where_ = to_device(Tensor(np.ascontiguousarray(positions)), input.device)
+    values = source.reshape(-1).narrow(0, 0, positions.size)
+    flat = masked_fill(input, mask, 0).reshape(-1)
+    return index_add(flat, 0, where_, values).reshape(input.shape)
+
+
+def bincount(input, weights=None, minlength=0):
+    """How many times each non-negative integer occurs in 1-D ``input`` (the sum of their
+    ``weights`` when given), at least ``minlength`` bins."""
+    if input.dtype.startswith("float") or input.dtype == "bool":
+        from .elementwise_unary import _no_kernel_for
+        raise _no_kernel_for("bincount_cpu", input.dtype)
+    data = devices.host(input._data)
+    if input.ndim != 1 or (data.size and data.min() < 0):
+        raise RuntimeError("bincount only supports 1-d non-negative integral inputs.")
+    if minlength < 0:
+        raise RuntimeError("minlength should be >= 0")
+    if weights is not None and (weights.ndim != 1 or weights.shape[0] != input.shape[0]):
+        raise RuntimeError("weights should be 1-d and have the same length as input")
+    bins = builtins.max(int(data.max()) + 1 if data.size else 0, int(minlength))
+    from ..tensor import ones, zeros
+    index = input.to("int64")
+    if weights is None:
+        counts = zeros(bins, dtype="int64", device=input.device)
+        return index_add(counts, 0, index, ones(input.shape[0], dtype="int64",
+                                                        device=input.device))
+    dtype = weights.dtype if weights.dtype in ("float32", "float64") else "float64"
+    totals = zeros(bins, dtype=dtype, device=input.device)
+    return index_add(totals, 0, index, weights.to(dtype))
+
+
+def histc(input, bins=100, min=0, max=0):
+    """The histogram of ``input`` in ``bins`` equal bins over ``[min, max]`` (the data's own
+    range when both are 0); elements outside are ignored, ``max`` falls in the last bin."""
+    if not input.is_floating_point():
+        from .elementwise_unary import _no_kernel_for
+        raise _no_kernel_for("histogram_cpu", input.dtype)
+    if bins <= 0:
+        raise RuntimeError(f"torch.histogram(): bins must be > 0, but got {bins} for "
+                           f"dimension 0")
+    if min > max:
+        raise RuntimeError("torch.histc: max must be larger than min")
+    lo, hi = float(min), float(max)
+    if lo == hi and input.numel():
+        lo, hi = float(input.detach().min()), float(input.detach().max())
+    if lo == hi:
+        lo, hi = lo - 1, hi + 1
+    from ..tensor import zeros
+    x = input.detach().reshape(-1)
+    inside = (x >= lo) & (x <= hi)
+    place = ((x - lo) * (bins / (hi - lo))).floor().clamp(0, bins - 1)
+    place = place.masked_fill(~inside, 0).to("int64")
+    counts = zeros(bins, dtype=input.dtype, device=input.device)
+    return index_add(counts, 0, place, inside.to(input.dtype))

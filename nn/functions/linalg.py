@@ -10,6 +10,8 @@ differentiates them again.
 """
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 
 from nn.ops import cpu, cpu_matmul
@@ -17,7 +19,8 @@ from nn.ops import cpu, cpu_matmul
 from ..tensor import zeros
 from .base import Op, _kernel_f32, _operands, _sum_to, broadcast_shape
 
-__all__ = ["mm", "bmm", "matmul", "linear", "bilinear", "addmm", "mv", "dot", "outer", "cdist"]
+__all__ = ["mm", "bmm", "matmul", "linear", "bilinear", "addmm", "mv", "dot", "outer", "cdist",
+           "addmv", "tensordot", "kron", "cross"]
 
 
 def _dims(shape):
@@ -335,3 +338,103 @@ def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
         raise RuntimeError("cdist only supports non-negative p values")
     diff = x1.unsqueeze(-2) - x2.unsqueeze(-3)
     return norm(diff, float(p), -1)
+
+
+# ----------------------------------------------------------------------------- composed products
+
+def addmv(input, mat, vec, *, beta=1, alpha=1):
+    """``beta * input + alpha * (mat @ vec)``; ``input`` broadcasts to the product."""
+    if mat.ndim == 2 and vec.ndim == 1 and (mat.shape[1] != vec.shape[0] or input.ndim > 1 or
+                                            input.numel() not in (1, mat.shape[0])):
+        raise RuntimeError(f"size mismatch, got input ({input.numel()}), mat "
+                           f"({mat.shape[0]}x{mat.shape[1]}), vec ({vec.shape[0]})")
+    if len({input.dtype, mat.dtype, vec.dtype}) > 1:
+        from .elementwise_unary import _torch_name
+        raise RuntimeError(f"addmv input tensors must have the same dtype, but got "
+                           f"{_torch_name(input.dtype)}, {_torch_name(mat.dtype)}, and "
+                           f"{_torch_name(vec.dtype)}")
+    product = mv(mat, vec)
+    if alpha != 1:
+        product = product * alpha
+    if beta == 0:           # as PyTorch: input is ignored (nan and inf in it do not propagate)
+        return product
+    return product + (input if beta == 1 else input * beta)
+
+
+def tensordot(a, b, dims=2):
+    """The sum of products of ``a`` and ``b`` over the last ``dims`` dimensions of ``a`` and
+    the first of ``b`` (or over the dimensions listed, a pair of lists), as one ``mm``."""
+    if a.dtype != b.dtype:
+        raise RuntimeError("both inputs should have same dtype")
+    if hasattr(dims, "tolist"):
+        dims = dims.tolist()
+    if isinstance(dims, int):
+        if dims < 0:
+            raise RuntimeError(f"tensordot expects dims >= 0, but got dims={dims}")
+        if dims > a.ndim or dims > b.ndim:
+            raise RuntimeError(f"tensordot expects dims < ndim_a or ndim_b, but got dims={dims}")
+        left, right = list(range(a.ndim - dims, a.ndim)), list(range(dims))
+    else:
+        left, right = dims
+        left = [left] if isinstance(left, int) else list(left)
+        right = [right] if isinstance(right, int) else list(right)
+        if len(left) != len(right):
+            raise RuntimeError("both dimension lists should have same length")
+    left = [a.ndim + d if d < 0 else d for d in left]
+    right = [b.ndim + d if d < 0 else d for d in right]
+    for da, db in zip(left, right):
+        if a.shape[da] != b.shape[db]:
+            raise RuntimeError(f"contracted dimensions need to match, but first has size "
+                               f"{a.shape[da]} in dim {da} and second has size {b.shape[db]} "
+                               f"in dim {db}")
+    free_a = [d for d in range(a.ndim) if d not in left]
+    free_b = [d for d in range(b.ndim) if d not in right]
+    k = int(np.prod([a.shape[d] for d in left]))
+    out_shape = tuple(a.shape[d] for d in free_a) + tuple(b.shape[d] for d in free_b)
+    a2 = a.permute(free_a + left).reshape(-1, k)
+    b2 = b.permute(right + free_b).reshape(k, -1)
+    return mm(a2, b2).reshape(out_shape)
+
+
+def kron(input, other):
+    """The Kronecker product: every element of ``input`` times the whole of ``other``."""
+    ndim = max(input.ndim, other.ndim)
+    a = input.reshape((1,) * (ndim - input.ndim) + input.shape)
+    b = other.reshape((1,) * (ndim - other.ndim) + other.shape)
+    spread_a = a.reshape([n for m in a.shape for n in (m, 1)])
+    spread_b = b.reshape([n for m in b.shape for n in (1, m)])
+    return (spread_a * spread_b).reshape([m * n for m, n in zip(a.shape, b.shape)])
+
+
+def cross(input, other, dim=None):
+    """The cross product of 3-vectors along ``dim`` (the first dimension of size 3 when
+    None, as ``torch.cross``); ``input`` and ``other`` broadcast."""
+    shape = broadcast_shape(input.shape, other.shape)
+    if dim is None:
+        warnings.warn("Using torch.cross without specifying the dim arg is deprecated.\n"
+                      "Please either pass the dim explicitly or simply use "
+                      "torch.linalg.cross.\nThe default value of dim will change to agree "
+                      "with that of linalg.cross in a future release.", UserWarning,
+                      stacklevel=2)
+        dim = next((d for d, n in enumerate(shape) if n == 3), None)
+        if dim is None:
+            raise RuntimeError("no dimension of size 3 in input")
+    return _cross("linalg.cross", input, other, dim)
+
+
+def _cross(name, input, other, dim):
+    from ..tensor import tensor
+    from .base import _dim, to_device
+    if input.ndim != other.ndim:
+        raise RuntimeError(f"{name}: inputs must have the same number of dimensions.")
+    shape = broadcast_shape(input.shape, other.shape)
+    d = _dim(dim, len(shape))
+    if input.shape[d] != 3 or other.shape[d] != 3:
+        raise RuntimeError(f"{name}: inputs dimension {dim} must have length 3. Got "
+                           f"{input.shape[d]} and {other.shape[d]}")
+    a, b = input.expand(shape), other.expand(shape)
+
+    def turned(x, order):
+        return x.index_select(d, to_device(tensor(order), x.device))
+    return turned(a, [1, 2, 0]) * turned(b, [2, 0, 1]) - \
+        turned(a, [2, 0, 1]) * turned(b, [1, 2, 0])

@@ -21,7 +21,10 @@ __all__ = ["expand", "view", "reshape", "permute", "transpose", "swapaxes", "swa
            "unsqueeze", "squeeze", "flatten", "unflatten", "movedim", "moveaxis", "narrow",
            "repeat", "tile", "cat", "concat", "concatenate", "stack", "hstack", "vstack",
            "split", "chunk", "unbind", "flip", "roll", "diagonal", "tril", "triu",
-           "contiguous", "broadcast_to", "broadcast_tensors", "meshgrid", "diff"]
+           "contiguous", "broadcast_to", "broadcast_tensors", "meshgrid", "diff", "t", "ravel",
+           "select", "tensor_split", "hsplit", "vsplit", "dsplit", "dstack", "column_stack",
+           "row_stack", "rot90", "diag", "diag_embed", "block_diag", "cartesian_prod",
+           "combinations"]
 
 
 # ----------------------------------------------------------------------------- helpers
@@ -833,3 +836,238 @@ def diff(input, n=1, dim=-1, prepend=None, append=None):
         x = narrow(x, d, 1, length) - narrow(x, d, 0, length) if x.dtype != "bool" else \
             narrow(x, d, 1, length) != narrow(x, d, 0, length)
     return x
+
+
+# ----------------------------------------------------------------------------- more rearranging
+
+def t(input):
+    """``input`` with its two dimensions swapped (0-d and 1-d tensors as they are)."""
+    if input.ndim > 2:
+        raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is "
+                           f"{input.ndim}D")
+    return input if input.ndim < 2 else transpose(input, 0, 1)
+
+
+def ravel(input):
+    """``input`` as a 1-D tensor (a view when it can be)."""
+    return reshape(input, (-1,))
+
+
+def select(input, dim, index):
+    """The view of index ``index`` of dimension ``dim``, that dimension removed."""
+    if input.ndim == 0:
+        raise IndexError("select() cannot be applied to a 0-dim tensor.")
+    d = _dim(dim, input.ndim)
+    size = input.shape[d]
+    index = int(index)
+    if not -size <= index < size:
+        raise IndexError(f"select(): index {index} out of range for tensor of size "
+                         f"{list(input.shape)} at dimension {dim}")
+    return Select.apply(input, d, index % size)
+
+
+def tensor_split(input, indices_or_sections, dim=0):
+    """Views of ``input`` split along ``dim``: into ``sections`` pieces of nearly equal size
+    (the first ``size % sections`` one larger), or at the given indices."""
+    if input.ndim == 0:
+        raise RuntimeError("tensor_split expected at least a 1-dimensional tensor, but got a "
+                           "tensor with 0 dims")
+    d = _dim(dim, input.ndim)
+    size = input.shape[d]
+    if isinstance(indices_or_sections, Tensor):
+        if indices_or_sections.ndim == 0:
+            indices_or_sections = int(indices_or_sections.item())
+        else:
+            indices_or_sections = indices_or_sections.tolist()
+    if isinstance(indices_or_sections, (int, np.integer)):
+        n = int(indices_or_sections)
+        if n <= 0:
+            raise RuntimeError(f"number of sections must be larger than 0, got {n}")
+        base, extra = divmod(size, n)
+        sizes = [base + 1] * extra + [base] * (n - extra)
+        return _split_sizes(input, sizes, d)
+    bounds = [builtins.min(builtins.max(int(k) + size if int(k) < 0 else int(k), 0), size)
+              for k in indices_or_sections]
+    pieces, start = [], 0
+    for stop in bounds + [size]:
+        pieces.append(Slice.apply(input, d, start, builtins.max(stop - start, 0), 1))
+        start = stop
+    return tuple(pieces)
+
+
+def _split_named(name, input, sections, dim, least):
+    if input.ndim < least:
+        raise RuntimeError(f"torch.{name} requires a tensor with at least {least} dimension, "
+                           f"but got a tensor with {input.ndim} dimensions!")
+    if isinstance(sections, (int, np.integer)):
+        size = input.shape[dim]
+        if sections == 0 or size % sections:
+            raise RuntimeError(f"torch.{name} attempted to split along dimension {dim}, but "
+                               f"the size of the dimension {size} is not divisible by the "
+                               f"split_size {sections}!")
+    return tensor_split(input, sections, dim)
+
+
+def hsplit(input, indices_or_sections):
+    """``tensor_split`` along the second dimension (the first of a 1-D tensor)."""
+    return _split_named("hsplit", input, indices_or_sections, 1 if input.ndim > 1 else 0, 1)
+
+
+def vsplit(input, indices_or_sections):
+    """``tensor_split`` along the first dimension (of a tensor of 2 or more dimensions)."""
+    return _split_named("vsplit", input, indices_or_sections, 0, 2)
+
+
+def dsplit(input, indices_or_sections):
+    """``tensor_split`` along the third dimension (of a tensor of 3 or more dimensions)."""
+    return _split_named("dsplit", input, indices_or_sections, 2, 3)
+
+
+def _atleast(t, n):
+    """``t`` viewed with at least ``n`` dimensions, as numpy's ``atleast_{n}d``."""
+    if t.ndim >= n:
+        return t
+    if t.ndim == 0:
+        return t.reshape((1,) * n)
+    if t.ndim == 1:
+        return t.reshape((1, -1) if n == 2 else (1, -1, 1))
+    return t.unsqueeze(-1)
+
+
+def dstack(tensors):
+    """Joined along the third dimension (tensors of fewer made 3-D first)."""
+    if isinstance(tensors, (list, tuple)) and not tensors:
+        raise RuntimeError("dstack expects a non-empty TensorList")
+    tensors, _ = _tensors(tensors, "dstack")
+    return cat([_atleast(t, 3) for t in tensors], 2)
+
+
+def column_stack(tensors):
+    """Joined as columns: 0-d and 1-d tensors become columns, then ``hstack``."""
+    if isinstance(tensors, (list, tuple)) and not tensors:
+        raise RuntimeError("column_stack expects a non-empty TensorList")
+    tensors, _ = _tensors(tensors, "column_stack")
+    return hstack([t.reshape(-1, 1) if t.ndim < 2 else t for t in tensors])
+
+
+row_stack = vstack
+
+
+def rot90(input, k=1, dims=(0, 1)):
+    """``input`` rotated by 90 degrees ``k`` times in the plane of ``dims`` (from the first
+    towards the second)."""
+    dims = tuple(dims)
+    if len(dims) != 2:
+        raise RuntimeError(f"expected total rotation dims == 2, but got dims = {len(dims)}")
+    if input.ndim < 2:
+        raise RuntimeError(f"expected total dims >= 2, but got total dims = {input.ndim}")
+    d0, d1 = _dim(dims[0], input.ndim), _dim(dims[1], input.ndim)
+    if d0 == d1:
+        raise RuntimeError(f"expected rotation dims to be different, but got dim0 = {dims[0]} "
+                           f"and dim1 = {dims[1]}")
+    k = int(k) % 4
+    if k == 1:
+        return flip(input, d1).transpose(d0, d1)
+    if k == 2:
+        return flip(input, (d0, d1))
+    if k == 3:
+        return flip(input, d0).transpose(d0, d1)
+    return _clone(input)
+
+
+def _clone(input):
+    """A copy of ``input`` (``nn.clone``; imported late, as elementwise builds on shape)."""
+    from .elementwise import clone
+    return clone(input)
+
+
+def diag_embed(input, offset=0, dim1=-2, dim2=-1):
+    """Tensors whose ``offset`` diagonals (of dims ``dim1, dim2``) hold the last dimension of
+    ``input``; zeros elsewhere."""
+    ndim = input.ndim + 1
+    d1, d2 = _dim(dim1, ndim), _dim(dim2, ndim)
+    if d1 == d2:
+        raise RuntimeError(f"diagonal dimensions cannot be identical {dim1}, {dim2}")
+    n = input.shape[-1] + abs(int(offset))
+    rest = iter(input.shape[:-1])
+    shape = tuple(n if d in (d1, d2) else next(rest) for d in range(ndim))
+    # the last dimension moved to where the diagonal's axis lands (after the kept dims)
+    return DiagonalBackward.apply(input, shape, int(offset), d1, d2)
+
+
+def diag(input, diagonal=0):
+    """The ``diagonal``-th diagonal of a matrix, or the square matrix with vector ``input``
+    on that diagonal."""
+    if input.ndim == 1:
+        return diag_embed(input, diagonal, 0, 1)
+    if input.ndim == 2:
+        return _diagonal_of(input, diagonal)
+    raise RuntimeError(f"diag(): Supports 1D or 2D tensors. Got {input.ndim}D")
+
+
+def _diagonal_of(input, offset):
+    """``diagonal`` (the name ``diag``'s argument hides)."""
+    return diagonal(input, offset, 0, 1)
+
+
+def block_diag(*tensors):
+    """The block-diagonal matrix of ``tensors`` (0-d and 1-d ones as 1-row matrices)."""
+    for k, t in enumerate(tensors):
+        if t.ndim > 2:
+            raise RuntimeError(f"torch.block_diag: Input tensors must have 2 or fewer "
+                               f"dimensions. Input {k} has {t.ndim} dimensions")
+    if not tensors:
+        return Tensor(np.empty((1, 0), "float32"))
+    blocks, dtype = _tensors(tensors, "block_diag")
+    blocks = [b.reshape(1, -1) if b.ndim < 2 else b for b in blocks]
+    width = builtins.sum(b.shape[1] for b in blocks)
+    rows, left = [], 0
+    for b in blocks:
+        right = width - left - b.shape[1]
+        parts = [_zeros_as(b, (b.shape[0], left), dtype), b.to(dtype),
+                 _zeros_as(b, (b.shape[0], right), dtype)]
+        rows.append(cat(parts, 1))
+        left += b.shape[1]
+    return cat(rows, 0)
+
+
+def _zeros_as(t, shape, dtype):
+    from ..tensor import zeros
+    return zeros(*shape, dtype=dtype, device=t.device)
+
+
+def _vector_input(t):
+    if t.ndim != 1:
+        raise RuntimeError(f"Expect a 1D vector, but got shape {list(t.shape)}")
+
+
+def cartesian_prod(*tensors):
+    """The Cartesian product of 1-D ``tensors``: one row per combination (a 1-D tensor for a
+    single input)."""
+    for t in tensors:
+        _vector_input(t)
+    if len(tensors) == 1:
+        return tensors[0]
+    grids = meshgrid(*tensors, indexing="ij")
+    return stack([g.reshape(-1) for g in grids], 1)
+
+
+def combinations(input, r=2, with_replacement=False):
+    """The length-``r`` combinations of the elements of 1-D ``input`` (rows, in
+    lexicographic order of positions), as Python's ``itertools.combinations``."""
+    import itertools
+    _vector_input(input)
+    if r < 0:
+        raise RuntimeError(f"Expect a non-negative number, but got {r}")
+    if r == 0:
+        return Tensor(np.empty((0,), input._data.dtype))
+    pick = itertools.combinations_with_replacement if with_replacement else \
+        itertools.combinations
+    rows = np.array(list(pick(range(input.shape[0]), r)), "int64").reshape(-1, r)
+    if rows.shape[0] == 0:
+        return Tensor(np.empty((0, r), input._data.dtype))
+    from .index import index_select
+    from .base import to_device
+    out = index_select(input, 0, to_device(Tensor(np.ascontiguousarray(rows.reshape(-1))),
+                                           input.device))
+    return out.reshape(rows.shape)

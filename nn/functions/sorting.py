@@ -18,7 +18,7 @@ from .. import device as devices
 from .base import Tensor, _dim, to_device
 from .index import gather
 
-__all__ = ["sort", "argsort", "topk", "msort"]
+__all__ = ["sort", "argsort", "topk", "msort", "searchsorted", "bucketize"]
 
 sort_result = collections.namedtuple("sort", ["values", "indices"])
 topk_result = collections.namedtuple("topk", ["values", "indices"])
@@ -89,3 +89,55 @@ def topk(input, k, dim=-1, largest=True, sorted=True):
     first = np.take(perm, np.arange(builtins.int(k)), axis=d)
     indices = to_device(Tensor(np.ascontiguousarray(first, dtype="int64")), input.device)
     return topk_result(gather(input, d, indices), indices)
+
+
+def _positions(boundaries, values, right, sorter=None):
+    """The insertion positions of host array ``values`` in sorted host ``boundaries`` (1-D,
+    or one row per leading index of ``values``); NaN sorts last, as PyTorch's."""
+    side = "right" if right else "left"
+    if boundaries.ndim == 1:
+        rows = boundaries if sorter is None else boundaries[sorter]
+        return np.searchsorted(rows, values, side=side)
+    flat_b = boundaries.reshape(-1, boundaries.shape[-1])
+    flat_v = values.reshape(flat_b.shape[0], -1)
+    flat_s = None if sorter is None else sorter.reshape(flat_b.shape[0], -1)
+    out = np.stack([np.searchsorted(b if flat_s is None else b[flat_s[k]], v, side=side)
+                    for k, (b, v) in enumerate(zip(flat_b, flat_v))])
+    return out.reshape(values.shape)
+
+
+def searchsorted(sorted_sequence, input, *, out_int32=False, right=False, side=None,
+                 sorter=None):
+    """The indices where the elements of ``input`` would be inserted into the innermost
+    dimension of ``sorted_sequence`` to keep it sorted (after equal elements with
+    ``right``/``side="right"``). Computed on the host by numpy."""
+    if side is not None:
+        if side not in ("left", "right"):
+            raise RuntimeError(f"torch.searchsorted(): side can only be 'left' or 'right' but "
+                               f"got {side}")
+        if right and side == "left":
+            raise RuntimeError("torch.searchsorted(): side and right can't be set to "
+                               "opposites, got side of left while right was True")
+        right = side == "right"
+    scalar = not isinstance(input, Tensor)
+    values = np.asarray(input if scalar else devices.host(input._data))
+    boundaries = devices.host(sorted_sequence._data)
+    if boundaries.ndim > 1 and (scalar or values.shape[:-1] != boundaries.shape[:-1]):
+        raise RuntimeError(f"torch.searchsorted(): boundaries tensor should be 1 dimension or "
+                           f"the first N-1 dimensions of boundaries tensor and input value "
+                           f"tensor must match, but we got boundaries tensor "
+                           f"{list(boundaries.shape)} and input value tensor "
+                           f"{list(values.shape)}")
+    order = None if sorter is None else devices.host(sorter._data)
+    found = _positions(boundaries, values, right, order)
+    out = Tensor(np.array(found, dtype="int32" if out_int32 else "int64"))
+    return to_device(out, sorted_sequence.device)
+
+
+def bucketize(input, boundaries, *, out_int32=False, right=False):
+    """The bucket of each element of ``input`` among the 1-D ``boundaries``:
+    ``boundaries[i-1] < x <= boundaries[i]`` (``<= x <`` with ``right``)."""
+    if boundaries.ndim != 1:
+        raise RuntimeError(f"boundaries tensor must be 1 dimension, but got dim"
+                           f"({boundaries.ndim})")
+    return searchsorted(boundaries, input, out_int32=out_int32, right=right)

@@ -6,9 +6,9 @@ import numpy as np
 
 from .. import functional as F
 from ..tensor import Tensor, ones, zeros
-from .module import Module, Parameter
+from .module import Module, Parameter, UninitializedParameter
 
-__all__ = ["BatchNorm1d", "BatchNorm2d", "BatchNorm3d"]
+__all__ = ["BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "LazyBatchNorm1d", "LazyBatchNorm2d"]
 
 
 class _NormBase(Module):
@@ -98,3 +98,64 @@ class BatchNorm3d(_BatchNorm):
     def _check_input_dim(self, input):
         if input.dim() != 5:
             raise ValueError(f"expected 5D input (got {input.dim()}D input)")
+
+
+class _LazyBatchNorm:
+    """A batch norm whose ``num_features`` is the channel count (``shape[1]``) of its first
+    input: until then the parameters are ``UninitializedParameter``s and the running
+    statistics empty; then they are made and initialized as the batch norm's, and the module
+    becomes that batch norm (``cls_to_become``); ``load_state_dict`` materializes them too."""
+
+    def __init__(self, eps=1e-5, momentum=0.1, affine=True, track_running_stats=True,
+                 device=None, dtype=None):
+        self.cls_to_become.__init__(self, 0, eps, momentum, affine, track_running_stats,
+                                    None, dtype)
+        self._lazy = (device, np.dtype(dtype or "float32").name)
+        if affine:
+            self.weight = UninitializedParameter(device=device, dtype=dtype)
+            self.bias = UninitializedParameter(device=device, dtype=dtype)
+
+    def has_uninitialized_params(self):
+        return self.num_features == 0
+
+    def _materialize(self, num_features):
+        device, dtype = self._lazy
+        self.num_features = num_features
+        if self.affine:
+            self.weight.materialize((num_features,))
+            self.bias.materialize((num_features,))
+        if self.track_running_stats:
+            self.running_mean = zeros(num_features, dtype=dtype, device=device)
+            self.running_var = ones(num_features, dtype=dtype, device=device)
+            self.num_batches_tracked = Tensor(np.array(0, "int64"))
+            if device is not None:
+                self.num_batches_tracked = self.num_batches_tracked.to(device)
+        self.reset_parameters()
+
+    def initialize_parameters(self, input):
+        """Materialize the parameters and statistics for ``input.shape[1]`` features."""
+        if self.has_uninitialized_params():
+            self._check_input_dim(input)
+            self._materialize(input.shape[1])
+
+    def _load_from_state_dict(self, state_dict, prefix, *args, **kwargs):
+        for name in ("weight", "running_mean"):
+            value = state_dict.get(prefix + name)
+            if self.has_uninitialized_params() and isinstance(value, Tensor):
+                self._materialize(value.shape[0])
+        super()._load_from_state_dict(state_dict, prefix, *args, **kwargs)
+
+    def forward(self, input):
+        self.initialize_parameters(input)
+        self.__class__ = self.cls_to_become
+        return self.forward(input)
+
+
+class LazyBatchNorm1d(_LazyBatchNorm, BatchNorm1d):
+    """BatchNorm1d with ``num_features`` from the first input."""
+    cls_to_become = BatchNorm1d
+
+
+class LazyBatchNorm2d(_LazyBatchNorm, BatchNorm2d):
+    """BatchNorm2d with ``num_features`` from the first input."""
+    cls_to_become = BatchNorm2d

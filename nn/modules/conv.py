@@ -9,9 +9,10 @@ import numpy as np
 
 from .. import init
 from ..functions import conv as F
-from .module import Module, Parameter
+from .module import Module, Parameter, UninitializedParameter
 
-__all__ = ["Conv1d", "Conv2d", "Conv3d", "ConvTranspose3d"]
+__all__ = ["Conv1d", "Conv2d", "Conv3d", "ConvTranspose3d", "LazyConv1d", "LazyConv2d",
+           "LazyConv3d"]
 
 _PADDING_MODES = {"zeros", "reflect", "replicate", "circular"}
 
@@ -158,3 +159,67 @@ class ConvTranspose3d(_ConvTransposeNd):
         return F.conv_transpose3d(input, self.weight, self.bias, self.stride, self.padding,
                                   self._output_padding(input, output_size), self.groups,
                                   self.dilation)
+
+
+class _LazyConvNd:
+    """A convolution whose ``in_channels`` is the channel count of its first input (the
+    first dimension of an unbatched one). Until then its parameters are
+    ``UninitializedParameter``s; then they are materialized and initialized as the
+    convolution's, and the module becomes that convolution (``cls_to_become``), as PyTorch's
+    lazy modules do; ``load_state_dict`` materializes them too."""
+
+    def __init__(self, out_channels, kernel_size, stride=1, padding=0, dilation=1, groups=1,
+                 bias=True, padding_mode="zeros", device=None, dtype=None):
+        # built with groups input channels (a valid, tiny weight), then made lazy
+        self.cls_to_become.__init__(self, groups, out_channels, kernel_size, stride, padding,
+                                    dilation, groups, bias, padding_mode, None, dtype)
+        self.in_channels = 0
+        self.weight = UninitializedParameter(device=device, dtype=dtype)
+        self.register_parameter("bias", UninitializedParameter(device=device, dtype=dtype)
+                                if bias else None)
+
+    def has_uninitialized_params(self):
+        return any(isinstance(p, UninitializedParameter) for p in self._parameters.values())
+
+    def reset_parameters(self):
+        if not self.has_uninitialized_params() and self.in_channels:
+            super().reset_parameters()
+
+    def initialize_parameters(self, input):
+        """Materialize the parameters for ``input``'s channels and initialize them."""
+        if not self.has_uninitialized_params():
+            self.in_channels = self.weight.shape[1] * self.groups
+            return
+        unbatched, batched = self.nd + 1, self.nd + 2
+        if input.dim() not in (unbatched, batched):
+            raise RuntimeError(f"Expected {unbatched}D (unbatched) or {batched}D (batched) "
+                               f"input to {type(self).__name__}, but got input of size: "
+                               f"{list(input.shape)}")
+        self.in_channels = input.shape[1] if input.dim() == batched else input.shape[0]
+        if self.in_channels % self.groups != 0:
+            raise ValueError("in_channels must be divisible by groups")
+        self.weight.materialize((self.out_channels, self.in_channels // self.groups)
+                                + tuple(self.kernel_size))
+        if self.bias is not None:
+            self.bias.materialize((self.out_channels,))
+        self.reset_parameters()
+
+    def forward(self, input):
+        self.initialize_parameters(input)
+        self.__class__ = self.cls_to_become
+        return self.forward(input)
+
+
+class LazyConv1d(_LazyConvNd, Conv1d):
+    """Conv1d with ``in_channels`` from the first input."""
+    cls_to_become = Conv1d
+
+
+class LazyConv2d(_LazyConvNd, Conv2d):
+    """Conv2d with ``in_channels`` from the first input."""
+    cls_to_become = Conv2d
+
+
+class LazyConv3d(_LazyConvNd, Conv3d):
+    """Conv3d with ``in_channels`` from the first input."""
+    cls_to_become = Conv3d

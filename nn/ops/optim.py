@@ -20,6 +20,8 @@ off, nesterov, amsgrad, centered, momentum) are compile-time keywords.
     adadelta_update  p, g, square_avg, acc_delta          p, square_avg, acc_delta
     nadam_update     p, g, exp_avg, exp_avg_sq            p, exp_avg, exp_avg_sq
     radam_update     p, g, exp_avg, exp_avg_sq            p, exp_avg, exp_avg_sq
+    rprop_update     p, g, prev, step_size                p, prev, step_size
+    asgd_update      p, g, ax                             p, ax
 
 ``h`` holds, in order: sgd (-lr, weight_decay, momentum applied to the buffer, 1 - dampening,
 momentum); adam (-lr / bias_correction1, 1 - beta1, beta2, 1 - beta2, sqrt(bias_correction2),
@@ -29,7 +31,8 @@ beta2, eps, weight_decay); adadelta (-lr, rho, 1 - rho, eps, weight_decay); nada
 mu) / (1 - mu_product), 1 - beta1, beta2, 1 - beta2, bias_correction2, eps, weight_decay,
 1 - lr * weight_decay, -lr * mu_next / (1 - mu_product_next)); radam (lr, 1 - beta1, beta2,
 1 - beta2, bias_correction1, sqrt(bias_correction2), eps, weight_decay, 1 - lr *
-weight_decay, rect). The arithmetic follows PyTorch's single-tensor
+weight_decay, rect); rprop (etaminus, etaplus, step_size_min, step_size_max); asgd (1 - lambd *
+eta, -eta, weight_decay, mu). The arithmetic follows PyTorch's single-tensor
 implementations operation by operation (``addcdiv`` as ``p + value * (a / b)``, ``lerp`` as
 ``a + w * (b - a)``).
 """
@@ -42,7 +45,8 @@ from . import cpu
 from .cpu_util import num_elements, schedule_rows
 
 __all__ = ["sgd_update", "adam_update", "adagrad_update", "rmsprop_update",
-           "adamax_update", "adadelta_update", "nadam_update", "radam_update", "schedule_update"]
+           "adamax_update", "adadelta_update", "nadam_update", "radam_update", "rprop_update", "asgd_update",
+           "schedule_update"]
 
 
 def _gradient(p, g, i, h, weight_decay_at, maximize, weight_decay):
@@ -184,6 +188,32 @@ def radam_update(p, g, exp_avg, exp_avg_sq, h, *, weight_decay="none", rectify=F
             step = step * (h[5] / (te.sqrt(v) + h[6])) * h[9]
         return param - step, m, v
     return _outputs(p, body, "radam_update")
+
+
+def rprop_update(p, g, prev, step_size, h, *, maximize=False):
+    """Rprop: the step size times etaplus where the gradient kept its sign, times etaminus
+    where it flipped (and that gradient then counts as 0), clamped to [step_size_min,
+    step_size_max]; ``p -= sign(g) * step_size``; ``prev`` becomes the (zeroed) gradient."""
+    def body(i):
+        grad = -g[i] if maximize else g[i]
+        prod = grad * prev[i]
+        one, zero = te.const(1.0, p.dtype), te.const(0.0, p.dtype)
+        factor = te.select(prod > zero, h[1], te.select(prod < zero, h[0], one))
+        step = te.min(te.max(step_size[i] * factor, h[2]), h[3])
+        kept = te.select(prod < zero, zero, grad)
+        sign = te.select(kept > zero, one, te.select(kept < zero, -one, zero))
+        return p[i] - sign * step, kept, step
+    return _outputs(p, body, "rprop_update")
+
+
+def asgd_update(p, g, ax, h, *, weight_decay=False, maximize=False, average=True):
+    """ASGD: ``p = p * (1 - lambd * eta) - eta * g``; the average ``ax += mu * (p - ax)``
+    (``average``), or ``ax = p`` while mu is 1, as PyTorch's."""
+    def body(i):
+        grad = _gradient(p, g, i, h, 2, maximize, weight_decay)
+        param = p[i] * h[0] + h[1] * grad
+        return param, (ax[i] + (param - ax[i]) * h[3]) if average else param
+    return _outputs(p, body, "asgd_update")
 
 
 def _outputs(p, body, name):

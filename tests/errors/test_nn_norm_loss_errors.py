@@ -158,3 +158,74 @@ def test_binary_cross_entropy_target_out_of_range(target):
 def test_binary_cross_entropy_nan_input():
     with pytest.raises(RuntimeError, match="all elements of input should be between 0 and 1"):
         F.binary_cross_entropy(nn.tensor([float("nan"), 0.2]), nn.tensor([0.5, 0.0]))
+
+
+# ----------------------------------------------------------------------------- added layers
+
+def test_multi_margin_loss_misuse():
+    with pytest.raises(ValueError, match="only p == 1 and p == 2 supported"):
+        F.multi_margin_loss(nn.randn(2, 3), nn.tensor([0, 1]), p=3)
+    with pytest.raises(ValueError, match="only p == 1 and p == 2 supported"):
+        nn.MultiMarginLoss(p=3)
+    with pytest.raises(RuntimeError, match="target out of range"):
+        F.multi_margin_loss(nn.randn(2, 3), nn.tensor([0, 3]))
+    with pytest.raises(RuntimeError, match=r"Expected target size \[2\], but got \[3\]"):
+        F.multi_margin_loss(nn.randn(2, 3), nn.tensor([0, 1, 2]))
+    with pytest.raises(RuntimeError, match=r"Expected non-empty vector or matrix.*\[2, 3, 4\]"):
+        F.multi_margin_loss(nn.randn(2, 3, 4), nn.tensor([0, 1]))
+
+
+def test_gaussian_and_poisson_nll_misuse():
+    with pytest.raises(ValueError, match="var is of incorrect size"):
+        F.gaussian_nll_loss(nn.randn(4, 3), nn.randn(4, 3), nn.ones(2))
+    with pytest.raises(ValueError, match="var has negative entry/entries"):
+        F.gaussian_nll_loss(nn.randn(4, 3), nn.randn(4, 3), -nn.ones(4, 3))
+    with pytest.raises(ValueError, match="avg is not a valid value for reduction"):
+        F.poisson_nll_loss(nn.randn(4, 3), nn.randn(4, 3), reduction="avg")
+
+
+def test_triplet_margin_with_distance_loss_misuse():
+    with pytest.raises(ValueError, match="margin must be greater than 0, got 0"):
+        F.triplet_margin_with_distance_loss(nn.randn(2, 3), nn.randn(2, 3), nn.randn(2, 3),
+                                            margin=0)
+    with pytest.raises(ValueError, match="TripletMarginWithDistanceLoss: expected margin to "
+                                         "be greater than 0, got -1 instead"):
+        nn.TripletMarginWithDistanceLoss(margin=-1)
+    with pytest.raises(RuntimeError, match="anchor 2D, positive 1D, and negative 2D inputs"):
+        F.triplet_margin_with_distance_loss(nn.randn(2, 3), nn.randn(3), nn.randn(2, 3))
+
+
+def test_added_layers_check_their_inputs():
+    with pytest.raises(ValueError, match=r"Expected 3D or higher dimensionality input "
+                                         r"\(got 2 dimensions\)"):
+        F.local_response_norm(nn.randn(2, 3), 2)
+    with pytest.raises(ValueError, match="Softmax2d: expected input to be 3D or 4D, got 1D"):
+        nn.Softmax2d()(nn.randn(3))
+    with pytest.raises(RuntimeError, match="Number of channels must be divisible by groups. "
+                                           "Got 5 channels and 2 groups."):
+        F.channel_shuffle(nn.randn(2, 5, 3), 2)
+    with pytest.raises(RuntimeError, match=r"channel_shuffle expects input with > 2 dims"):
+        nn.ChannelShuffle(5)(nn.randn(2, 5))
+    with pytest.raises(RuntimeError, match="Value of groups:0"):
+        F.channel_shuffle(nn.randn(2, 6, 3), 0)
+    with pytest.raises(RuntimeError, match="pdist only supports 2D tensors, got: 3D"):
+        F.pdist(nn.randn(2, 5, 3))
+    with pytest.raises(RuntimeError, match="pdist only supports non-negative p values"):
+        F.pdist(nn.randn(2, 5), -1)
+    with pytest.raises(ValueError, match="dropout probability has to be between 0 and 1"):
+        nn.Dropout3d(1.5)
+    with pytest.raises(RuntimeError, match=r"Expected 3D \(unbatched\) or 4D \(batched\) "
+                                           r"input to LazyConv2d, but got input of size"):
+        nn.LazyConv2d(3, 2)(nn.randn(2, 3))
+
+
+def test_fractional_max_pool_and_ctc_misuse():
+    with pytest.raises(ValueError, match="FractionalMaxPool2d requires specifying either an "
+                                         "output size, or a pooling ratio"):
+        nn.FractionalMaxPool2d(2)
+    with pytest.raises(ValueError, match="fractional_max_pool2d requires specifying either"):
+        F.fractional_max_pool2d(nn.randn(1, 1, 4, 4), 2)
+    with pytest.raises(RuntimeError, match="pool height 3 too large relative to input height 4"):
+        F.fractional_max_pool2d(nn.randn(1, 1, 4, 4), 3, output_size=3)
+    with pytest.raises(RuntimeError, match="blank must be in label range"):
+        F.ctc_loss(nn.randn(3, 1, 4).log_softmax(2), nn.tensor([[1]]), [3], [1], blank=4)

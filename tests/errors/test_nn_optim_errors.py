@@ -246,3 +246,20 @@ def test_step_over_an_integer_parameter():
 def test_new_optimizers_refuse_differentiable(name):
     with pytest.raises(RuntimeError, match="differentiable=True is not supported"):
         getattr(optim, name)([_param()], differentiable=True)
+
+
+@pytest.mark.parametrize("make,message", [
+    (lambda p: optim.Rprop(p, lr=-1), "Invalid learning rate: -1"),
+    (lambda p: optim.Rprop(p, etas=(1.2, 0.5)), "Invalid eta values: 1.2, 0.5"),
+    (lambda p: optim.Rprop(p, etas=(0.5, 1.0)), "Invalid eta values: 0.5, 1.0"),
+    (lambda p: optim.ASGD(p, lr=-1), "Invalid learning rate: -1"),
+    (lambda p: optim.ASGD(p, weight_decay=-1), "Invalid weight_decay value: -1")])
+def test_rprop_and_asgd_hyper_parameters(make, message):
+    with pytest.raises(ValueError, match=message):
+        make([_param()])
+
+
+@pytest.mark.parametrize("name", ["Rprop", "ASGD"])
+def test_rprop_and_asgd_refuse_differentiable(name):
+    with pytest.raises(RuntimeError, match="differentiable=True is not supported"):
+        getattr(optim, name)([_param()], differentiable=True)

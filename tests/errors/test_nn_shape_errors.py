@@ -321,3 +321,180 @@ def test_take_out_of_range():
 def test_masked_select_float_mask():
     with pytest.raises(RuntimeError, match="masked_select: expected BoolTensor for mask"):
         x23().masked_select(nn.ones(2, 3))
+
+
+# ----------------------------------------------------------------------------- more functions
+
+def test_select_index_out_of_range():
+    with pytest.raises(IndexError, match=r"select\(\): index 5 out of range for tensor of size "
+                                         r"\[2, 3\] at dimension 0"):
+        nn.select(x23(), 0, 5)
+
+
+def test_tensor_split_zero_sections():
+    with pytest.raises(RuntimeError, match="number of sections must be larger than 0, got 0"):
+        nn.tensor_split(x23(), 0)
+
+
+def test_hsplit_not_divisible():
+    with pytest.raises(RuntimeError, match="torch.hsplit attempted to split along dimension 1, "
+                                           "but the size of the dimension 3 is not divisible"):
+        nn.hsplit(x23(), 2)
+
+
+def test_vsplit_of_a_vector():
+    with pytest.raises(RuntimeError, match="torch.vsplit requires a tensor with at least 2 "
+                                           "dimension, but got a tensor with 1 dimensions!"):
+        nn.vsplit(nn.zeros(3), 1)
+
+
+def test_rot90_same_dims():
+    with pytest.raises(RuntimeError, match="expected rotation dims to be different, but got "
+                                           "dim0 = 0 and dim1 = 0"):
+        nn.rot90(x23(), 1, (0, 0))
+
+
+def test_diag_of_3d():
+    with pytest.raises(RuntimeError, match=r"diag\(\): Supports 1D or 2D tensors. Got 3D"):
+        nn.diag(nn.zeros(2, 2, 2))
+
+
+def test_trace_of_3d():
+    with pytest.raises(RuntimeError, match="trace: expected a matrix, but got tensor with dim 3"):
+        nn.trace(nn.zeros(2, 2, 2))
+
+
+def test_t_of_3d():
+    with pytest.raises(RuntimeError, match=r"t\(\) expects a tensor with <= 2 dimensions, but "
+                                           "self is 3D"):
+        nn.t(nn.zeros(2, 2, 2))
+
+
+def test_take_along_dim_float_indices():
+    with pytest.raises(RuntimeError, match=r"torch.take_along_dim\(\): dtype of indices should "
+                                           "be Long but got Float"):
+        nn.take_along_dim(x23(), nn.tensor([[0.0]]), 1)
+
+
+def test_cartesian_prod_of_a_matrix():
+    with pytest.raises(RuntimeError, match=r"Expect a 1D vector, but got shape \[2, 3\]"):
+        nn.cartesian_prod(x23())
+
+
+def test_block_diag_of_3d():
+    with pytest.raises(RuntimeError, match="torch.block_diag: Input tensors must have 2 or "
+                                           "fewer dimensions. Input 0 has 3 dimensions"):
+        nn.block_diag(nn.zeros(2, 2, 2))
+
+
+def test_cross_without_length_3():
+    with pytest.raises(RuntimeError, match="linalg.cross: inputs dimension -1 must have length "
+                                           "3. Got 2 and 2"):
+        nn.linalg.cross(nn.zeros(2, 2), nn.zeros(2, 2))
+
+
+def test_tensordot_mismatch():
+    with pytest.raises(RuntimeError, match="contracted dimensions need to match, but first has "
+                                           "size 3 in dim 1 and second has size 2 in dim 0"):
+        nn.tensordot(x23(), nn.zeros(2, 2), dims=([1], [0]))
+
+
+def test_dstack_empty():
+    with pytest.raises(RuntimeError, match="dstack expects a non-empty TensorList"):
+        nn.dstack([])
+
+
+def test_quantile_q_out_of_range():
+    with pytest.raises(RuntimeError, match=r"quantile\(\) q must be in the range \[0, 1\] but "
+                                           "got 1.5"):
+        nn.quantile(nn.arange(5.0), 1.5)
+
+
+def test_quantile_of_integers():
+    with pytest.raises(RuntimeError, match=r"quantile\(\) input tensor must be either float or "
+                                           "double dtype"):
+        nn.quantile(nn.arange(5), 0.5)
+
+
+def test_renorm_of_a_vector():
+    with pytest.raises(RuntimeError, match="renorm: input needs at least 2 dimensions, got 1 "
+                                           "dimensions"):
+        nn.renorm(nn.arange(5.0), 2, 0, 1)
+
+
+def test_cov_of_3d():
+    with pytest.raises(RuntimeError, match=r"cov\(\): expected input to have two or fewer "
+                                           "dimensions but got an input with 3 dimensions"):
+        nn.cov(nn.zeros(2, 2, 2))
+
+
+def test_aminmax_of_empty():
+    with pytest.raises(RuntimeError, match=r"aminmax\(\): cannot compute aminmax over an empty "
+                                           "dimension"):
+        nn.aminmax(nn.zeros(0))
+
+
+def test_logcumsumexp_of_integers():
+    with pytest.raises(NotImplementedError, match="\"logcumsumexp_out_cpu\" not implemented "
+                                                  "for 'Long'"):
+        nn.logcumsumexp(nn.arange(3), 0)
+
+
+def test_masked_scatter_short_source():
+    with pytest.raises(RuntimeError, match="Number of elements of source < number of ones in "
+                                           "mask"):
+        nn.masked_scatter(x23(), nn.tensor([True, False, True]), nn.zeros(1))
+
+
+def test_index_copy_count_mismatch():
+    with pytest.raises(IndexError, match=r"index_copy_\(\): Number of indices \(1\) should be "
+                                         r"equal to source.size\(dim\) \(2\)"):
+        nn.index_copy(x23(), 1, idx(0), nn.ones(2, 2))
+
+
+def test_bincount_negative():
+    with pytest.raises(RuntimeError, match="bincount only supports 1-d non-negative integral "
+                                           "inputs."):
+        nn.bincount(idx(1, -3))
+
+
+def test_histc_min_above_max():
+    with pytest.raises(RuntimeError, match="torch.histc: max must be larger than min"):
+        nn.histc(nn.tensor([1.0, 2.0]), 3, 2, 1)
+
+
+def test_searchsorted_bad_side():
+    with pytest.raises(RuntimeError, match=r"torch.searchsorted\(\): side can only be 'left' "
+                                           "or 'right' but got x"):
+        nn.searchsorted(nn.tensor([1.0, 2.0]), nn.tensor([1.0]), side="x")
+
+
+def test_bucketize_2d_boundaries():
+    with pytest.raises(RuntimeError, match=r"boundaries tensor must be 1 dimension, but got "
+                                           r"dim\(2\)"):
+        nn.bucketize(nn.tensor([1.0]), nn.tensor([[1.0]]))
+
+
+def test_heaviside_mixed_dtypes():
+    with pytest.raises(RuntimeError, match="heaviside is not yet implemented for tensors with "
+                                           "different dtypes."):
+        nn.heaviside(nn.tensor([1.0, 0.0]), idx(1))
+
+
+def test_frexp_of_integers():
+    with pytest.raises(RuntimeError, match=r"torch.frexp\(\) only supports floating-point "
+                                           "dtypes"):
+        nn.frexp(idx(1, 0))
+
+
+def test_addmv_size_mismatch():
+    with pytest.raises(RuntimeError, match=r"size mismatch, got input \(2\), mat \(2x3\), vec "
+                                           r"\(2\)"):
+        nn.addmv(nn.ones(2), nn.ones(2, 3), nn.ones(2))
+
+
+def test_cov_fweights_count():
+    with pytest.raises(RuntimeError, match=r"cov\(\): expected fweights to have the same numel "
+                                           "as there are observations in the input but got "
+                                           "2 != 3"):
+        nn.cov(x23(), fweights=idx(1, 2))
