@@ -76,8 +76,10 @@ def _write(tensor, values):
     the GPU; returns ``tensor``. ``load_state_dict`` copies with it too."""
     data = tensor._data
     if is_gpu(data):
-        data.copy_to_device(np.ascontiguousarray(np.broadcast_to(values, data.shape),
-                                                 dtype=data.dtype))
+        # a fresh C-order array: a broadcast view has 0 strides on its size-1 axes, which
+        # numba's simulator takes for broadcast axes and drops
+        data.copy_to_device(np.array(np.broadcast_to(values, data.shape), dtype=data.dtype,
+                                     order="C"))
     else:
         np.copyto(data, values, casting="unsafe")
     tensor._bump_version()

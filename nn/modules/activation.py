@@ -5,7 +5,7 @@ on tensors that do not require grad)."""
 from __future__ import annotations
 
 from .. import functional as F
-from ..tensor import full
+from ..tensor import full, get_default_dtype
 from .module import Module, Parameter
 
 __all__ = ["ReLU", "Sigmoid", "Tanh", "LeakyReLU", "PReLU", "ELU", "SELU", "CELU", "GELU",
@@ -69,7 +69,8 @@ class PReLU(Module):
         super().__init__()
         self.num_parameters = num_parameters
         self.init = init
-        self.weight = Parameter(full((num_parameters,), float(init), dtype=dtype or "float32"))
+        self.weight = Parameter(full((num_parameters,), float(init),
+                                     dtype=dtype or get_default_dtype()))
         if device is not None:
             self.to(device=device)
 

@@ -9,6 +9,7 @@ from .. import init
 from ..functions import attention as A
 from .linear import Linear
 from .module import Module, Parameter
+from ..tensor import get_default_dtype
 
 __all__ = ["MultiheadAttention"]
 
@@ -39,7 +40,7 @@ class MultiheadAttention(Module):
         self.head_dim = embed_dim // num_heads
         if self.head_dim * num_heads != embed_dim:
             raise AssertionError("embed_dim must be divisible by num_heads")
-        dtype = np.dtype(dtype or "float32").name
+        dtype = np.dtype(dtype or get_default_dtype()).name
         if self._qkv_same_embed_dim:
             self.in_proj_weight = Parameter(np.empty((3 * embed_dim, embed_dim), dtype))
             self.register_parameter("q_proj_weight", None)

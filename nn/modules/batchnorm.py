@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import functional as F
-from ..tensor import Tensor, ones, zeros
+from ..tensor import Tensor, get_default_dtype, ones, zeros
 from .module import Module, Parameter, UninitializedParameter
 
 __all__ = ["BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "LazyBatchNorm1d", "LazyBatchNorm2d"]
@@ -20,7 +20,7 @@ class _NormBase(Module):
     def __init__(self, num_features, eps=1e-5, momentum=0.1, affine=True,
                  track_running_stats=True, device=None, dtype=None, *, bias=True):
         super().__init__()
-        dtype = np.dtype(dtype or "float32").name
+        dtype = np.dtype(dtype or get_default_dtype()).name
         self.num_features = num_features
         self.eps = eps
         self.momentum = momentum
@@ -110,7 +110,7 @@ class _LazyBatchNorm:
                  device=None, dtype=None):
         self.cls_to_become.__init__(self, 0, eps, momentum, affine, track_running_stats,
                                     None, dtype)
-        self._lazy = (device, np.dtype(dtype or "float32").name)
+        self._lazy = (device, np.dtype(dtype or get_default_dtype()).name)
         if affine:
             self.weight = UninitializedParameter(device=device, dtype=dtype)
             self.bias = UninitializedParameter(device=device, dtype=dtype)

@@ -9,6 +9,7 @@ import numpy as np
 
 from .. import init
 from ..functions import conv as F
+from ..tensor import get_default_dtype
 from .module import Module, Parameter, UninitializedParameter
 
 __all__ = ["Conv1d", "Conv2d", "Conv3d", "ConvTranspose3d", "LazyConv1d", "LazyConv2d",
@@ -57,7 +58,7 @@ class _ConvNd(Module):
         self.output_padding = (0,) * self.nd
         self.transposed = False
         self._reversed_padding_repeated_twice = self._pad_sizes()
-        dtype = np.dtype(dtype or "float32").name
+        dtype = np.dtype(dtype or get_default_dtype()).name
         self.weight = Parameter(np.empty((out_channels, in_channels // groups) + kernel_size,
                                          dtype=dtype))
         self.register_parameter("bias", Parameter(np.empty((out_channels,), dtype=dtype))

@@ -11,6 +11,7 @@ from .. import functional as F
 from .. import init
 from .conv import conv_extra_repr
 from .module import Module, Parameter
+from ..tensor import get_default_dtype
 
 __all__ = ["ConvTranspose1d", "ConvTranspose2d"]
 
@@ -44,7 +45,7 @@ class _ConvTransposeNd(Module):
         self.padding, self.dilation = _ntuple(padding, n), _ntuple(dilation, n)
         self.output_padding = _ntuple(output_padding, n)
         self.groups, self.padding_mode, self.transposed = groups, padding_mode, True
-        dtype = np.dtype(dtype or "float32").name
+        dtype = np.dtype(dtype or get_default_dtype()).name
         self.weight = Parameter(np.empty((in_channels, out_channels // groups)
                                          + self.kernel_size, dtype))
         self.register_parameter("bias", Parameter(np.empty((out_channels,), dtype))

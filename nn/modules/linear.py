@@ -7,7 +7,7 @@ import numpy as np
 
 from .. import functions as F, init
 from ..device import move
-from ..tensor import Tensor, _check_device, dtype_name
+from ..tensor import Tensor, _check_device, dtype_name, get_default_dtype
 from .module import Module, Parameter, UninitializedParameter
 
 __all__ = ["Identity", "Linear", "Bilinear", "LazyLinear"]
@@ -32,7 +32,7 @@ def _check_tensor(fn, value, name="input", position=1):
 
 def _parameter(shape, device, dtype):
     """A Parameter of ``shape`` on ``device`` with unset values (reset_parameters fills it)."""
-    data = np.empty(shape, dtype_name(dtype or "float32"))
+    data = np.empty(shape, dtype_name(dtype or get_default_dtype()))
     return Parameter(Tensor(move(data, _check_device(device))))
 
 

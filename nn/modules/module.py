@@ -18,7 +18,7 @@ import numpy as np
 
 from .. import autograd, init
 from ..device import host, move
-from ..tensor import FLOATING, Tensor, _check_device, dtype_name
+from ..tensor import FLOATING, Tensor, _check_device, dtype_name, get_default_dtype
 
 __all__ = ["Parameter", "UninitializedParameter", "Module"]
 
@@ -55,7 +55,7 @@ class UninitializedParameter(Parameter):
 
     def __init__(self, requires_grad=True, device=None, dtype=None):
         self._lazy_device = _check_device(device)
-        self._lazy_dtype = dtype_name(dtype or "float32")
+        self._lazy_dtype = dtype_name(dtype or get_default_dtype())
         super().__init__(np.empty((0,), self._lazy_dtype), requires_grad)
 
     @property

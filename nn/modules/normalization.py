@@ -9,6 +9,7 @@ import numpy as np
 from .. import functional as F
 from .batchnorm import _NormBase
 from .module import Module, Parameter
+from ..tensor import get_default_dtype
 
 __all__ = ["LayerNorm", "GroupNorm", "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d"]
 
@@ -25,7 +26,7 @@ class LayerNorm(Module):
         self.normalized_shape = tuple(normalized_shape)
         self.eps = eps
         self.elementwise_affine = elementwise_affine
-        dtype = np.dtype(dtype or "float32").name
+        dtype = np.dtype(dtype or get_default_dtype()).name
         self.register_parameter("weight", Parameter(np.ones(self.normalized_shape, dtype))
                                 if elementwise_affine else None)
         self.register_parameter("bias", Parameter(np.zeros(self.normalized_shape, dtype))
@@ -60,7 +61,7 @@ class GroupNorm(Module):
         self.num_channels = num_channels
         self.eps = eps
         self.affine = affine
-        dtype = np.dtype(dtype or "float32").name
+        dtype = np.dtype(dtype or get_default_dtype()).name
         self.register_parameter("weight", Parameter(np.ones((num_channels,), dtype))
                                 if affine else None)
         self.register_parameter("bias", Parameter(np.zeros((num_channels,), dtype))

@@ -7,6 +7,7 @@ import numpy as np
 
 from .. import functional as F
 from .module import Module, Parameter
+from ..tensor import get_default_dtype
 
 __all__ = ["RMSNorm"]
 
@@ -22,7 +23,7 @@ class RMSNorm(Module):
         self.normalized_shape = tuple(normalized_shape)
         self.eps = eps
         self.elementwise_affine = elementwise_affine
-        dtype = np.dtype(dtype or "float32").name
+        dtype = np.dtype(dtype or get_default_dtype()).name
         self.register_parameter("weight", Parameter(np.ones(self.normalized_shape, dtype))
                                 if elementwise_affine else None)
         if device is not None:

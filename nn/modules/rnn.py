@@ -16,7 +16,7 @@ import numpy as np
 
 from .. import functional as F
 from .. import init
-from ..tensor import zeros
+from ..tensor import get_default_dtype, zeros
 from .module import Module, Parameter
 
 __all__ = ["RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell", "LSTMCell", "GRUCell"]
@@ -70,7 +70,7 @@ class RNNBase(Module):
         self.bidirectional, self.proj_size = bidirectional, proj_size
         dirs = 2 if bidirectional else 1
         gates = _GATES[mode] * hidden_size
-        dtype = np.dtype(dtype or "float32").name
+        dtype = np.dtype(dtype or get_default_dtype()).name
         self._flat_weights_names = []
         for layer in range(num_layers):
             for d in range(dirs):
@@ -221,7 +221,7 @@ class RNNCellBase(Module):
                  dtype=None):
         super().__init__()
         self.input_size, self.hidden_size, self.bias = input_size, hidden_size, bias
-        dtype = np.dtype(dtype or "float32").name
+        dtype = np.dtype(dtype or get_default_dtype()).name
         self.weight_ih = Parameter(np.empty((num_chunks * hidden_size, input_size), dtype))
         self.weight_hh = Parameter(np.empty((num_chunks * hidden_size, hidden_size), dtype))
         if bias:

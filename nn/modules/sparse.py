@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import functional as F
-from ..tensor import Tensor, randn
+from ..tensor import Tensor, get_default_dtype, randn
 from .module import Module, Parameter
 
 __all__ = ["Embedding"]
@@ -33,7 +33,7 @@ class Embedding(Module):
         self.scale_grad_by_freq = scale_grad_by_freq
         self.sparse = sparse
         if _weight is None:
-            dtype = np.dtype(dtype or "float32").name
+            dtype = np.dtype(dtype or get_default_dtype()).name
             self.weight = Parameter(np.empty((num_embeddings, embedding_dim), dtype),
                                     requires_grad=not _freeze)
             self.reset_parameters()

@@ -20,6 +20,7 @@ from .dropout import Dropout
 from .linear import Linear
 from .module import Module
 from .normalization import LayerNorm
+from ..tensor import get_default_dtype
 
 __all__ = ["TransformerEncoderLayer", "TransformerEncoder", "TransformerDecoderLayer",
            "TransformerDecoder", "Transformer"]
@@ -277,5 +278,5 @@ class Transformer(Module):
     def generate_square_subsequent_mask(sz, device=None, dtype=None):
         """The float causal mask (sz, sz): -inf above the diagonal, 0 on and below it."""
         from ..tensor import tensor
-        mask = np.triu(np.full((sz, sz), -np.inf, np.dtype(dtype or "float32").name), 1)
+        mask = np.triu(np.full((sz, sz), -np.inf, np.dtype(dtype or get_default_dtype()).name), 1)
         return tensor(mask, device=device)

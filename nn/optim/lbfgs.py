@@ -141,6 +141,8 @@ class LBFGS(Optimizer):
     ``max_iter * 5 // 4`` by default); ``line_search_fn`` is None (fixed steps of ``lr``)
     or "strong_wolfe". One parameter group only, as PyTorch's.
     """
+    _flat_state = True      # d, prev_flat_grad...: one vector over all the parameters
+
 
     def __init__(self, params, lr=1, max_iter=20, max_eval=None, tolerance_grad=1e-7,
                  tolerance_change=1e-9, history_size=100, line_search_fn=None):

@@ -159,6 +159,8 @@ class Optimizer:
                         self._update(p, p.grad, group)
         return loss
 
+    _flat_state = False     # True where the state holds vectors over all parameters (LBFGS)
+
     def _step_state(self, p, names, **first):
         """The state of ``p`` for this step: made on the first step (``step`` = 0, the values of
         ``first``), a zero tensor of ``p``'s shape for each of ``names``, then the step counted
@@ -214,7 +216,8 @@ class Optimizer:
         for key, value in state_dict["state"].items():
             if key in id_map:
                 param = id_map[key]
-                state[param] = {name: _cast(param, key, name, v) for name, v in value.items()}
+                state[param] = {name: _cast(param, key, name, v, self._flat_state)
+                                for name, v in value.items()}
             else:
                 state[key] = value
         for group, saved in zip(self.param_groups, saved_groups):
@@ -225,14 +228,15 @@ class Optimizer:
         self.param_groups = saved_groups
 
 
-def _cast(param, index, key, value):
+def _cast(param, index, key, value, flat=False):
     """A copy of a loaded state entry: tensors on the parameter's device, floating ones in its
-    dtype except "step" (float32 on the CPU; a plain number becomes such a tensor)."""
+    dtype except "step" (float32 on the CPU; a plain number becomes such a tensor). ``flat``:
+    the optimizer keeps vectors over all its parameters (LBFGS), not one per parameter."""
     if key == "step":
         return tensor(float(value.item() if isinstance(value, Tensor) else value))
     if not isinstance(value, Tensor):
         return value
-    if value.ndim and value.shape != param.shape:
+    if value.ndim and value.shape != param.shape and not flat:
         raise ValueError(f"loaded state dict has state[{index}][{key!r}] of shape "
                          f"{list(value.shape)} for a parameter of shape {list(param.shape)}; "
                          "was it saved from another model?")

@@ -382,3 +382,13 @@ def test_median_isclose_repeat_interleave():
     np.testing.assert_array_equal(xr.grad.numpy(), rr.grad.numpy())
     np.testing.assert_array_equal(xr.detach().repeat_interleave(2).numpy(),
                                   rr.detach().repeat_interleave(2).numpy())
+
+
+def test_load_state_dict_into_a_gpu_model_with_size_one_axes():
+    cpu = nn.Conv2d(1, 2, 3)
+    gpu = nn.Conv2d(1, 2, 3).cuda()
+    gpu.load_state_dict(cpu.state_dict())
+    np.testing.assert_array_equal(_rows(gpu.weight), _rows(cpu.weight))
+    lin = nn.Linear(1, 2).cuda()
+    lin.load_state_dict(nn.Linear(1, 2).state_dict())
+    assert tuple(lin.weight.shape) == (2, 1)

@@ -328,3 +328,27 @@ def test_post_accumulate_grad_hook_steps_a_parameter():
     w.register_post_accumulate_grad_hook(step)
     (w * w).sum().backward(inputs=[w])
     assert w.tolist() == [0.0, 0.0] and w.grad is None
+
+
+def test_lbfgs_state_dict_round_trip_after_steps():
+    """LBFGS keeps vectors over all its parameters (d, prev_flat_grad): they load back."""
+    def run(resume):
+        w = nn.Parameter(nn.tensor(np.arange(6.).reshape(2, 3) / 10))
+        b = nn.Parameter(nn.tensor([0.5, -0.5, 0.1]))
+        opt = nn.optim.LBFGS([w, b], lr=0.5, max_iter=3)
+        target = nn.tensor(np.ones((2, 3)))
+
+        def closure():
+            opt.zero_grad()
+            loss = ((w + b - target) ** 2).sum()
+            loss.backward()
+            return loss
+        opt.step(closure)
+        if resume:
+            state = opt.state_dict()
+            opt = nn.optim.LBFGS([w, b], lr=0.5, max_iter=3)
+            opt.load_state_dict(state)
+        opt.step(closure)
+        return w.detach().numpy().copy(), b.detach().numpy().copy()
+    for straight, resumed in zip(run(False), run(True)):
+        np.testing.assert_allclose(resumed, straight, rtol=1e-12)

@@ -416,3 +416,20 @@ def test_size():
     s = nn.Size([2, 3])
     assert s == (2, 3) == nn.zeros(2, 3).shape and s.numel() == 6
     assert nn.zeros(s).shape == (2, 3) and repr(s) == "nn.Size([2, 3])"
+
+
+def test_default_dtype_reaches_the_parameters_of_layers():
+    """As torch: set_default_dtype(float64) makes layers' parameters float64 too."""
+    previous = nn.get_default_dtype()
+    nn.set_default_dtype(nn.float64)
+    try:
+        layers = [nn.Linear(3, 2), nn.Conv2d(1, 2, 3), nn.BatchNorm2d(2), nn.GRU(3, 2),
+                  nn.LayerNorm(3), nn.Embedding(4, 3)]
+        for layer in layers:
+            assert all(p.dtype == "float64" for p in layer.parameters()), layer
+        x = nn.randn(2, 1, 5, 5)
+        assert layers[2](layers[1](x)).dtype == "float64"
+        assert layers[0](nn.randn(4, 3)).dtype == "float64"
+    finally:
+        nn.set_default_dtype(previous)
+    assert nn.Linear(3, 2).weight.dtype == "float32"
