@@ -465,7 +465,9 @@ def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corner
     start = (np.arange(N) * int(np.prod(sizes)))[:, None]
     if mode == "nearest":
         picks = [np.rint(v).astype(np.int64) for v, _ in coords]
-        out = _corner(rows, picks, sizes, strides, start, None, input)
+        # the grid stays in the graph with a zero gradient, as in PyTorch
+        weight = flat_grid[:, :, 0] * 0 + 1 if grid.requires_grad else None
+        out = _corner(rows, picks, sizes, strides, start, weight, input)
     else:
         lows = [np.floor(v).astype(np.int64) for v, _ in coords]
         out = None

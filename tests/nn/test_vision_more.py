@@ -196,3 +196,19 @@ def test_gpu_grid_sample_and_bicubic():
            RNG.uniform(-1.2, 1.2, (1, 2, 3, 2)).astype("float32"), device="cuda")
     _check(lambda f, a: f.interpolate(a, scale_factor=1.5, mode="bicubic", align_corners=False),
            randn(1, 2, 3, 4), device="cuda")
+
+
+def test_grid_sample_nearest_keeps_the_grid_in_the_graph_with_zero_gradient():
+    rng = np.random.default_rng(0)
+    x = rng.random((2, 1, 5, 5), dtype="float32")
+    theta = np.array([[[0.9, 0.1, 0.05], [-0.1, 1.1, 0.0]]] * 2, "float32")
+    results = []
+    for lib, fun in ((nn, nn.functional), (torch, torch.nn.functional)):
+        t = lib.tensor(theta, requires_grad=True)
+        grid = fun.affine_grid(t, [2, 1, 5, 5], align_corners=False)
+        out = fun.grid_sample(lib.tensor(x), grid, mode="nearest", align_corners=False)
+        assert out.requires_grad
+        out.sum().backward()
+        results.append((out.detach().numpy(), t.grad.numpy()))
+    np.testing.assert_allclose(results[0][0], results[1][0])
+    np.testing.assert_array_equal(results[0][1], results[1][1])
