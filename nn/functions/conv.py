@@ -299,16 +299,10 @@ def conv_transpose3d(input, weight, bias=None, stride=1, padding=0, output_paddi
     kernel's depth folded into its output channels, then each (input depth, kernel depth)
     pair added onto output depth ``d * stride - padding + k * dilation`` (a product with a
     0/1 matrix, so gradients come with it)."""
-    from .conv_transpose import _check, conv_transpose2d
+    from .conv_transpose import _check, conv_transpose2d, transpose_sizes
     _check("conv_transpose3d", input, weight, bias, groups, 3)
-    stride, padding = _ntuple(stride, 3, "stride"), _ntuple(padding, 3, "padding")
-    output_padding = _ntuple(output_padding, 3, "output_padding")
-    dilation = _ntuple(dilation, 3, "dilation")
-    for op, s, d in zip(output_padding, stride, dilation):
-        if op >= s and op >= d:
-            raise RuntimeError("output padding must be smaller than either stride or dilation,"
-                               f" but got output_padding: {output_padding}, stride: {stride}, "
-                               f"dilation: {dilation}")
+    stride, padding, output_padding, dilation = transpose_sizes(stride, padding,
+                                                                output_padding, dilation, 3)
     unbatched = input.ndim == 4
     x = input.unsqueeze(0) if unbatched else input
     N, C, D, H, W = x.shape

@@ -32,20 +32,27 @@ def _check(name, x, w, bias, groups, nd):
                            f"bias of size {list(bias.shape)} instead")
 
 
+def transpose_sizes(stride, padding, output_padding, dilation, n):
+    """The ``n``-tuples of a transposed convolution's sizes, checked as PyTorch does."""
+    stride, padding = _ntuple(stride, n, "stride"), _ntuple(padding, n, "padding")
+    output_padding = _ntuple(output_padding, n, "output_padding")
+    dilation = _ntuple(dilation, n, "dilation")
+    for op, s, d in zip(output_padding, stride, dilation):
+        if op >= s and op >= d:
+            raise RuntimeError("output padding must be smaller than either stride or dilation,"
+                               f" but got output_padding: {output_padding}, stride: {stride}, "
+                               f"dilation: {dilation}")
+    return stride, padding, output_padding, dilation
+
+
 def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_padding=0,
                      groups=1, dilation=1):
     """2-d transposed convolution of (N, C_in, H, W) or (C_in, H, W) with weight
     (C_in, C_out / groups, kH, kW); output size ``(H - 1) * stride - 2 * padding +
     dilation * (kH - 1) + output_padding + 1`` (likewise W)."""
     _check("conv_transpose2d", input, weight, bias, groups, 2)
-    stride, padding = _ntuple(stride, 2, "stride"), _ntuple(padding, 2, "padding")
-    output_padding = _ntuple(output_padding, 2, "output_padding")
-    dilation = _ntuple(dilation, 2, "dilation")
-    for op, s, d in zip(output_padding, stride, dilation):
-        if op >= s and op >= d:
-            raise RuntimeError("output padding must be smaller than either stride or dilation,"
-                               f" but got output_padding: {output_padding}, stride: {stride}, "
-                               f"dilation: {dilation}")
+    stride, padding, output_padding, dilation = transpose_sizes(stride, padding,
+                                                                output_padding, dilation, 2)
     unbatched = input.ndim == 3
     x = input.unsqueeze(0) if unbatched else input
     N, _, H, W = x.shape

@@ -6,7 +6,7 @@ import numpy as np
 
 from .. import functional as F
 from ..tensor import Tensor, get_default_dtype, ones, zeros
-from .module import Module, Parameter, UninitializedParameter
+from .module import LazyModuleMixin, Module, Parameter, UninitializedParameter
 
 __all__ = ["BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "LazyBatchNorm1d", "LazyBatchNorm2d"]
 
@@ -100,7 +100,7 @@ class BatchNorm3d(_BatchNorm):
             raise ValueError(f"expected 5D input (got {input.dim()}D input)")
 
 
-class _LazyBatchNorm:
+class _LazyBatchNorm(LazyModuleMixin):
     """A batch norm whose ``num_features`` is the channel count (``shape[1]``) of its first
     input: until then the parameters are ``UninitializedParameter``s and the running
     statistics empty; then they are made and initialized as the batch norm's, and the module
@@ -144,11 +144,6 @@ class _LazyBatchNorm:
             if self.has_uninitialized_params() and isinstance(value, Tensor):
                 self._materialize(value.shape[0])
         super()._load_from_state_dict(state_dict, prefix, *args, **kwargs)
-
-    def forward(self, input):
-        self.initialize_parameters(input)
-        self.__class__ = self.cls_to_become
-        return self.forward(input)
 
 
 class LazyBatchNorm1d(_LazyBatchNorm, BatchNorm1d):

@@ -10,7 +10,7 @@ import numpy as np
 from .. import init
 from ..functions import conv as F
 from ..tensor import get_default_dtype
-from .module import Module, Parameter, UninitializedParameter
+from .module import LazyModuleMixin, Module, Parameter, UninitializedParameter
 
 __all__ = ["Conv1d", "Conv2d", "Conv3d", "ConvTranspose3d", "LazyConv1d", "LazyConv2d",
            "LazyConv3d"]
@@ -162,7 +162,7 @@ class ConvTranspose3d(_ConvTransposeNd):
                                   self.dilation)
 
 
-class _LazyConvNd:
+class _LazyConvNd(LazyModuleMixin):
     """A convolution whose ``in_channels`` is the channel count of its first input (the
     first dimension of an unbatched one). Until then its parameters are
     ``UninitializedParameter``s; then they are materialized and initialized as the
@@ -178,9 +178,6 @@ class _LazyConvNd:
         self.weight = UninitializedParameter(device=device, dtype=dtype)
         self.register_parameter("bias", UninitializedParameter(device=device, dtype=dtype)
                                 if bias else None)
-
-    def has_uninitialized_params(self):
-        return any(isinstance(p, UninitializedParameter) for p in self._parameters.values())
 
     def reset_parameters(self):
         if not self.has_uninitialized_params() and self.in_channels:
@@ -204,11 +201,6 @@ class _LazyConvNd:
         if self.bias is not None:
             self.bias.materialize((self.out_channels,))
         self.reset_parameters()
-
-    def forward(self, input):
-        self.initialize_parameters(input)
-        self.__class__ = self.cls_to_become
-        return self.forward(input)
 
 
 class LazyConv1d(_LazyConvNd, Conv1d):

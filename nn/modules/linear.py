@@ -8,7 +8,7 @@ import numpy as np
 from .. import functions as F, init
 from ..device import move
 from ..tensor import Tensor, _check_device, dtype_name, get_default_dtype
-from .module import Module, Parameter, UninitializedParameter
+from .module import LazyModuleMixin, Module, Parameter, UninitializedParameter
 
 __all__ = ["Identity", "Linear", "Bilinear", "LazyLinear"]
 
@@ -114,7 +114,7 @@ class Bilinear(Module):
                 f"out_features={self.out_features}, bias={self.bias is not None}")
 
 
-class LazyLinear(Linear):
+class LazyLinear(LazyModuleMixin, Linear):
     """A Linear whose ``in_features`` is the size of the last axis of its first input.
 
     Until that first call (or a ``load_state_dict``) its parameters are
@@ -131,9 +131,6 @@ class LazyLinear(Linear):
         self.weight = UninitializedParameter(device=device, dtype=dtype)
         self.register_parameter("bias", UninitializedParameter(device=device, dtype=dtype)
                                 if bias else None)
-
-    def has_uninitialized_params(self):
-        return any(isinstance(p, UninitializedParameter) for p in self._parameters.values())
 
     def reset_parameters(self):
         if not self.has_uninitialized_params() and self.in_features:
@@ -155,6 +152,4 @@ class LazyLinear(Linear):
 
     def forward(self, input):
         _check_tensor("linear", input)
-        self.initialize_parameters(input)
-        self.__class__ = self.cls_to_become
-        return self.forward(input)
+        return super().forward(input)

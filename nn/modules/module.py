@@ -84,6 +84,20 @@ class UninitializedParameter(Parameter):
         return "<UninitializedParameter>"
 
 
+
+class LazyModuleMixin:
+    """PyTorch's lazy modules: parameters are ``UninitializedParameter``s until the first
+    forward, which calls ``initialize_parameters(input)`` and turns the module into
+    ``cls_to_become`` (``load_state_dict`` materializes them too)."""
+
+    def has_uninitialized_params(self):
+        return any(isinstance(p, UninitializedParameter) for p in self._parameters.values())
+
+    def forward(self, input):
+        self.initialize_parameters(input)
+        self.__class__ = self.cls_to_become
+        return self.forward(input)
+
 class _IncompatibleKeys(collections.namedtuple("IncompatibleKeys",
                                                ["missing_keys", "unexpected_keys"])):
     """What ``load_state_dict`` returns: the keys it missed and those it did not use."""
