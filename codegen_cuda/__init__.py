@@ -1,8 +1,17 @@
 """NVIDIA GPU backend: loop IR -> numba.cuda kernels (source you can read) -> launches."""
 from __future__ import annotations
 
+import numpy as _np
+
 from .emit import CudaCodegenError, emit_source
 from .module import CudaModule, compile_ptx, kernels_ptx, simulator
+
+# numba-cuda 0.30 registers an overload of np.row_stack when its CUDA target loads (at the
+# first compile or cache load); numpy 2.5 removed that alias of np.vstack, and the load then
+# fails with "module 'numpy' has no attribute 'row_stack'" (seen with numpy 2.5.2 on an
+# H200 machine: GPU training stopped at its first kernel). Give numpy back the alias it had.
+if not hasattr(_np, "row_stack"):
+    _np.row_stack = _np.vstack
 
 __all__ = ["build", "CudaModule", "CudaCodegenError", "compile_ptx", "kernels_ptx", "simulator"]
 

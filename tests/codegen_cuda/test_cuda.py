@@ -13,6 +13,7 @@ import gpu_cases
 from codegen_cuda import simulator
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
 
 
 def _check(mod, ins, outs, ref, rtol=1e-4, atol=1e-5):
@@ -39,6 +40,31 @@ def test_every_case_compiles_to_ptx():
                           capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     assert proc.stdout.count("bytes of PTX") == len(gpu_cases.CASES)
+
+
+ROW_STACK_GONE = """
+import os
+os.environ["NUMBA_ENABLE_CUDASIM"] = "0"
+import numpy as np
+del np.row_stack                # as numpy 2.5, which removed it
+import te
+from codegen_cuda import compile_ptx
+A = te.placeholder((64,), name="A")
+B = te.compute((64,), lambda i: A[i] + 1.0, name="B")
+s = te.create_schedule(B.op)
+s[B].bind(B.op.axis[0], te.thread_axis("threadIdx.x"))
+print(".entry" in compile_ptx(te.build(s, [A, B], target="cuda"), cc=(9, 0)))
+"""
+
+
+def test_compiles_with_a_numpy_without_row_stack():
+    """numba-cuda's CUDA target overloads np.row_stack when it loads; with numpy 2.5 (no
+    row_stack) the first compile failed."""
+    env = dict(os.environ, NUMBA_ENABLE_CUDASIM="0")
+    proc = subprocess.run([sys.executable, "-c", ROW_STACK_GONE], env=env, cwd=ROOT,
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert proc.stdout.split()[-1] == "True"
 
 
 def test_scalar_parameter_before_the_buffers():
@@ -327,3 +353,29 @@ def test_float_to_int_casts():
     b = np.empty(8, "int32")
     te.build(s, [A, B], target="cuda")(a, b)
     np.testing.assert_array_equal(b, 2 * np.trunc(a).astype("int32"))
+
+
+@pytest.mark.parametrize("M,K,N,batch", [(5, 7, 6, (3, 1)), (9, 16, 8, (2, 2)),
+                                         (4, 40, 3, (1, 2)), (3, 2100, 2, (1, 1))])
+def test_transposed_operand_tile_is_k_major(M, K, N, batch):
+    """nn's products declared for the GPU copy an operand read transposed (Linear's weight,
+    bmm(q, k^T)) k-major into its shared tile, filled along the operand's rows (stored in its
+    own layout, a warp's fragment loads met on the same banks: 3x slower on an H200); batch
+    broadcast, padded tiles and split-K still agree with numpy."""
+    from te.target import Target
+    from nn.ops import cpu_matmul, gpu
+    A = te.placeholder((batch[0], M, K), name="A")
+    B = te.placeholder((batch[1], N, K), name="B")
+    with Target("cuda"):
+        C = cpu_matmul.batch_matmul(A, B, transpose_b=True)
+    s = gpu.schedule_auto([C])
+    tiles = [st for st in s.stages if getattr(st.op, "attrs", {}).get("transposed")]
+    assert len(tiles) == 1 and tiles[0].op.input_tensors() == [B]
+    kp, np_ = (d.value for d in tiles[0].op.output(0).shape[1:])
+    assert kp >= K and np_ >= N and tiles[0].scope == "shared"
+    rng = np.random.default_rng(M)
+    a = rng.standard_normal((batch[0], M, K)).astype("float32")
+    b = rng.standard_normal((batch[1], N, K)).astype("float32")
+    out = np.empty((max(batch), M, N), "float32")
+    _check(te.build(s, [A, B, C], target="cuda"), [a, b], [out],
+           lambda a, b: a @ b.transpose(0, 2, 1), rtol=1e-4, atol=1e-4)
