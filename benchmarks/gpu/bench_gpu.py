@@ -19,11 +19,6 @@ import traceback
 
 import numpy as np
 
-# Older numba-cuda releases register an overload for np.row_stack, which numpy 2.4 removed;
-# give them the alias so that this script runs on such machines (it changes nothing else).
-if not hasattr(np, "row_stack"):
-    np.row_stack = np.vstack
-
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, ROOT)
@@ -35,8 +30,11 @@ from nn.ops import gpu  # noqa: E402
 
 
 def versions():
+    """The software and the GPU this run measures."""
+    import llvmlite
     import numba
-    print(f"python {platform.python_version()}, numpy {np.__version__}, numba {numba.__version__}")
+    print(f"python {platform.python_version()}, numpy {np.__version__}, numba {numba.__version__}, "
+          f"llvmlite {llvmlite.__version__}")
     try:
         import numba_cuda
         print(f"numba-cuda {getattr(numba_cuda, '__version__', '?')}")
@@ -76,16 +74,22 @@ def vendor():
         return None
 
 
-def timeit(fn, sync, repeat=10):
+def timed(fn, sync, launches=10, groups=5):
+    """Median seconds per launch over ``groups`` groups of ``launches`` back-to-back launches
+    (a warm-up first): Python's launch overhead overlaps the kernels."""
     fn()
     sync()
     times = []
-    for _ in range(repeat):
+    for _ in range(groups):
         t0 = time.perf_counter()
-        fn()
+        for _ in range(launches):
+            fn()
         sync()
-        times.append(time.perf_counter() - t0)
+        times.append((time.perf_counter() - t0) / launches)
     return statistics.median(times)
+
+
+DRY_RUN = dict(launches=1, groups=1)        # --small: one launch, to see that it runs
 
 
 def check_cases(small):
@@ -143,12 +147,12 @@ def bench_gemm(size, vend, small):
     rows = rng.choice(size, 8, replace=False)
     np.testing.assert_allclose(c[rows], a[rows] @ b, rtol=1e-3, atol=1e-2)
     flops = 2.0 * size ** 3
-    t_ours = timeit(lambda: mod(da, db, dc), cuda.synchronize, repeat=5 if not small else 1)
+    t_ours = timed(lambda: mod(da, db, dc), cuda.synchronize, **(DRY_RUN if small else {}))
     print(f"  tensorweave GEMM {size}^3: {t_ours * 1e3:9.3f} ms  {flops / t_ours / 1e9:9.1f} GFLOP/s")
     if vend is not None:
         name, matmul, _, to_dev, sync = vend
         va, vb = to_dev(a), to_dev(b)
-        t_v = timeit(lambda: matmul(va, vb), sync, repeat=10)
+        t_v = timed(lambda: matmul(va, vb), sync)
         print(f"  {name} (cuBLAS, fp32, TF32 off): {t_v * 1e3:9.3f} ms  "
               f"{flops / t_v / 1e9:9.1f} GFLOP/s")
         print(f"  ratio tensorweave / cuBLAS = {t_v / t_ours:.3f}")
@@ -175,7 +179,7 @@ def bench_conv(vend, small):
     cuda.synchronize()
     print(f"  compile + first run {time.perf_counter() - t0:.1f} s")
     flops = 2.0 * n * co * ci * 9 * hw * hw
-    t_ours = timeit(lambda: mod(da, dw, dout), cuda.synchronize, repeat=5 if not small else 1)
+    t_ours = timed(lambda: mod(da, dw, dout), cuda.synchronize, **(DRY_RUN if small else {}))
     print(f"  tensorweave conv2d: {t_ours * 1e3:9.3f} ms  {flops / t_ours / 1e9:9.1f} GFLOP/s")
     if vend is not None and vend[2] is not None:
         import torch
@@ -187,7 +191,7 @@ def bench_conv(vend, small):
         err = (ours - ref).abs().max().item()
         print(f"  max |tensorweave - cuDNN| = {err:.2e}")
         assert err < 1e-2 * max(1.0, ref.abs().max().item())
-        t_v = timeit(lambda: conv(x, wt, padding=1), sync, repeat=10)
+        t_v = timed(lambda: conv(x, wt, padding=1), sync)
         print(f"  {name} (cuDNN, fp32, TF32 off): {t_v * 1e3:9.3f} ms  "
               f"{flops / t_v / 1e9:9.1f} GFLOP/s")
         print(f"  ratio tensorweave / cuDNN = {t_v / t_ours:.3f}")
@@ -211,12 +215,12 @@ def bench_nn_linear(vend, small):
     np.testing.assert_allclose(out.copy_to_host()[rows], x[rows] @ w.T + b, rtol=1e-3,
                                atol=1e-2)
     flops = 2.0 * M * N * K
-    t_ours = timeit(lambda: f(dx, dw, db), cuda.synchronize, repeat=5 if not small else 1)
+    t_ours = timed(lambda: f(dx, dw, db), cuda.synchronize, **(DRY_RUN if small else {}))
     print(f"  nn dense {M}x{K} -> {N}: {t_ours * 1e3:9.3f} ms  {flops / t_ours / 1e9:9.1f} GFLOP/s")
     if vend is not None and vend[0] == "torch":
         import torch
         tx, tw, tb = (torch.from_numpy(a).cuda() for a in (x, w, b))
-        t_v = timeit(lambda: torch.nn.functional.linear(tx, tw, tb), torch.cuda.synchronize)
+        t_v = timed(lambda: torch.nn.functional.linear(tx, tw, tb), torch.cuda.synchronize)
         print(f"  torch linear (cuBLAS, fp32, TF32 off): {t_v * 1e3:9.3f} ms  "
               f"{flops / t_v / 1e9:9.1f} GFLOP/s")
         print(f"  ratio nn / torch = {t_v / t_ours:.3f}")
@@ -249,7 +253,7 @@ def bench_nn_conv(vend, small):
     flops = 2.0 * N * F * C * 9 * H * H
     runs = [("forward", lambda: fwd(dx, dw)), ("grad input", lambda: gin(dg, dw)),
             ("grad weight", lambda: gwt(dx, dg))]
-    ours = {name: timeit(fn, cuda.synchronize, repeat=5 if not small else 1)
+    ours = {name: timed(fn, cuda.synchronize, **(DRY_RUN if small else {}))
             for name, fn in runs}
     torch_runs = {}
     if vend is not None and vend[0] == "torch":
@@ -264,7 +268,7 @@ def bench_nn_conv(vend, small):
         line = f"  nn conv2d {name} {N}x{C}x{H}x{H} -> {F}: {t * 1e3:8.3f} ms " \
                f"{flops / t / 1e9:8.1f} GFLOP/s"
         if name in torch_runs:
-            t_v = timeit(torch_runs[name], torch.cuda.synchronize)
+            t_v = timed(torch_runs[name], torch.cuda.synchronize)
             line += f"   torch (cuDNN, TF32 off) {t_v * 1e3:8.3f} ms   ratio {t_v / t:.3f}"
         print(line, flush=True)
 

@@ -1,37 +1,14 @@
 """Sweep a few GEMM tilings on the GPU (4096^3 float32) and print GFLOP/s against cuBLAS."""
 import argparse
 import os
-import statistics
 import sys
 import time
 
 import numpy as np
 
-if not hasattr(np, "row_stack"):        # older numba-cuda with numpy 2.4+ (see bench_gpu.py)
-    np.row_stack = np.vstack
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-sys.path.insert(0, ROOT)
-sys.path.insert(0, os.path.join(ROOT, "tests", "codegen_cuda"))
-
-import te  # noqa: E402
-import gpu_cases  # noqa: E402
-from nn.ops import gpu  # noqa: E402
-
-
-def timed(fn, sync, launches=10, groups=5):
-    """Median seconds per launch over ``groups`` groups of ``launches`` back-to-back launches
-    (a warm-up first): Python's launch overhead overlaps the kernels."""
-    fn()
-    sync()
-    times = []
-    for _ in range(groups):
-        t0 = time.perf_counter()
-        for _ in range(launches):
-            fn()
-        sync()
-        times.append((time.perf_counter() - t0) / launches)
-    return statistics.median(times)
+from bench_gpu import gpu, gpu_cases, te, timed, vendor  # noqa: E402
 
 
 # the default first, then its neighbours: each build compiles for 5-15 s
@@ -52,18 +29,15 @@ CONFIGS = [dict(gpu.MATMUL_LARGE),
                 double_buffer=True, min_blocks=2)]
 
 
-def vendor(a, b):
-    """A function that multiplies a and b with cuBLAS (through PyTorch, TF32 off) or, for a
-    dry run on numba's simulator, numpy; and its synchronization."""
-    try:
-        import torch
-        if torch.cuda.is_available():
-            torch.backends.cuda.matmul.allow_tf32 = False
-            ta, tb = torch.from_numpy(a).cuda(), torch.from_numpy(b).cuda()
-            return "cuBLAS fp32 (TF32 off)", lambda: torch.matmul(ta, tb), torch.cuda.synchronize
-    except ImportError:
-        pass
-    return "numpy (a dry run)", lambda: a @ b, lambda: None
+def vendor_matmul(a, b):
+    """(name, a function that multiplies a and b on the GPU with the vendor's library, its
+    synchronization); numpy for a dry run on numba's simulator."""
+    found = vendor()
+    if found is None:
+        return "numpy (a dry run)", lambda: a @ b, lambda: None
+    name, matmul, _, to_device, sync = found
+    da, db = to_device(a), to_device(b)
+    return f"{name} (cuBLAS fp32, TF32 off)", lambda: matmul(da, db), sync
 
 
 def main():
@@ -75,7 +49,7 @@ def main():
     size = opts.size
     a = np.random.default_rng(0).standard_normal((size, size), dtype=np.float32)
     b = np.random.default_rng(1).standard_normal((size, size), dtype=np.float32)
-    name, matmul, sync = vendor(a, b)
+    name, matmul, sync = vendor_matmul(a, b)
     flops = 2.0 * size ** 3
     t_blas = timed(matmul, sync)
     print(f"{name}: {t_blas * 1e3:.3f} ms, {flops / t_blas / 1e9:.0f} GFLOP/s", flush=True)

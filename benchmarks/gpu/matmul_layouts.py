@@ -13,13 +13,11 @@ import time
 
 import numpy as np
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-sys.path.insert(0, ROOT)
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-import te  # noqa: E402
-from gemm_sweep import timed, vendor  # noqa: E402
-from nn.ops import cpu_matmul, gpu  # noqa: E402
+from bench_gpu import gpu, te, timed  # noqa: E402
+from gemm_sweep import vendor_matmul  # noqa: E402
+from nn.ops import cpu_matmul  # noqa: E402
 
 
 def product(n, transpose_a, transpose_b, cfg):
@@ -41,7 +39,7 @@ def main():
     rng = np.random.default_rng(0)
     a, b = (rng.standard_normal((n, n), dtype=np.float32) for _ in range(2))
     bias = rng.standard_normal(n, dtype=np.float32)
-    name, matmul, sync = vendor(a, b)
+    name, matmul, sync = vendor_matmul(a, b)
     flops = 2.0 * n ** 3
     t_blas = timed(matmul, sync)
     print(f"{name}: {t_blas * 1e3:.3f} ms, {flops / t_blas / 1e9:.0f} GFLOP/s", flush=True)

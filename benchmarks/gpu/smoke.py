@@ -5,33 +5,17 @@ benchmark.
     python benchmarks/gpu/smoke.py
 """
 import os
-import platform
 import sys
 
 import numpy as np
 
-if not hasattr(np, "row_stack"):        # older numba-cuda with numpy 2.4+ (see bench_gpu.py)
-    np.row_stack = np.vstack
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-sys.path.insert(0, ROOT)
+from bench_gpu import te, versions  # noqa: E402
 
 
 def main():
-    import llvmlite
-    import numba
-    from numba import cuda
-    print(f"python {platform.python_version()}, numpy {np.__version__}, numba "
-          f"{numba.__version__}, llvmlite {llvmlite.__version__}", flush=True)
-    try:
-        import numba_cuda
-        print(f"numba-cuda {getattr(numba_cuda, '__version__', '?')}")
-    except ImportError:
-        print("numba-cuda not installed (numba's own CUDA target)")
-    dev = cuda.get_current_device()
-    print(f"GPU {getattr(dev, 'name', '(simulator)')}, compute capability "
-          f"{getattr(dev, 'compute_capability', '?')}", flush=True)
-    import te
+    versions()
     n = 1 << 20 if os.environ.get("NUMBA_ENABLE_CUDASIM") != "1" else 1000
     A = te.placeholder((n,), name="A")
     B = te.compute((n,), lambda i: A[i] * 2.0 + 1.0, name="B")

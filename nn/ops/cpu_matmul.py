@@ -138,7 +138,7 @@ def _product(A, B, bias, transpose_b, batch, tile, name, transpose_a=False):
 
 def _gpu_product(A, B, a_shape, b_shape, transpose_a, transpose_b, nbatch, at, sizes, name):
     """(product, parts): the product declared for ``nn.ops.gpu.schedule_matmul``: each
-    operand zero-padded (in its own layout; B transposed k-major, ``k_major``) to whole tiles
+    operand zero-padded (in its own layout; B transposed k-major) to whole tiles
     of the schedule (``gpu.matmul_config``), so that the tiles need no guards; the stages
     that pad become the shared-memory tiles. A product of few tiles and a long reduction
     is split along k into ``parts`` products (``gpu.split_k_parts``; a leading axis of the
@@ -153,32 +153,29 @@ def _gpu_product(A, B, a_shape, b_shape, transpose_a, transpose_b, nbatch, at, s
     Kp = parts * KL
     nb = len(nbatch)
 
-    def padded(T, t_shape, rows, cols, tag):
+    def tile(T, t_shape, rows, cols, tag, k_major=False):
         """``T`` (``rows[0] x cols[0]`` per batch, as stored) padded with zeros to
-        ``rows[1] x cols[1]``."""
+        ``rows[1] x cols[1]``; ``k_major``: B transposed (N x K, as stored) copied K x N,
+        always (its own layout puts the shared tile's rows across the threads at a stride of
+        the step, and every thread's shared loads on the same banks: x @ w^T ran 3x slower
+        than x @ w on an H200, 12.1 against 4.1 ms at 4096^3); the copy is filled along
+        T's rows (``attrs["transposed"]``)."""
         (R, Rp), (C, Cp) = rows, cols
-        if (R, C) == (Rp, Cp):
+        if (R, C) == (Rp, Cp) and not k_major:
             return T
-        return te.compute(tuple(t_shape[:nb]) + (Rp, Cp),
-                          lambda *idx: zero_outside(T, idx, (None,) * nb + ((0, R), (0, C))),
-                          name=f"{name}.{tag}", tag="gpu_matmul_pad")
-    def k_major(T, t_shape, tag):
-        """``T`` (N x K per batch: B transposed, as stored) copied k-major (Kp x Np), zero
-        outside: in its own layout the tile's rows are read across the threads at a stride
-        of the step, which lands every thread's shared loads on the same banks (x @ w^T ran
-        3x slower than x @ w on an H200: 12.1 against 4.1 ms at 4096^3). The copy is the
-        shared tile; it is filled along T's rows (``attrs["transposed"]``)."""
-        def fk(*idx):
-            *bb, kq, j = idx
-            coords = (*bb, j, kq)
-            if (Np, Kp) == (N, K):
-                return T[tuple(coords)]
-            return zero_outside(T, coords, (None,) * nb + ((0, N), (0, K)))
-        return te.compute(tuple(t_shape[:nb]) + (Kp, Np), fk, name=f"{name}.{tag}",
-                          tag="gpu_matmul_pad", attrs={"transposed": True})
+
+        def value(*idx):
+            coords = idx[:-2] + (idx[-1], idx[-2]) if k_major else idx
+            if (R, C) == (Rp, Cp):
+                return T[coords]
+            return zero_outside(T, coords, (None,) * nb + ((0, R), (0, C)))
+        return te.compute(tuple(t_shape[:nb]) + ((Cp, Rp) if k_major else (Rp, Cp)), value,
+                          name=f"{name}.{tag}", tag="gpu_matmul_pad",
+                          attrs={"transposed": True} if k_major else None)
     m, n, kk = (M, Mp), (N, Np), (K, Kp)
-    Ap = padded(A, a_shape, *((kk, m) if transpose_a else (m, kk)), "Apad")
-    Bp = k_major(B, b_shape, "Bpad") if transpose_b else padded(B, b_shape, kk, n, "Bpad")
+    Ap = tile(A, a_shape, *((kk, m) if transpose_a else (m, kk)), "Apad")
+    Bp = tile(B, b_shape, n, kk, "Bpad", k_major=True) if transpose_b else \
+        tile(B, b_shape, kk, n, "Bpad")
     k = te.reduce_axis((0, KL), name="k")
 
     def fprod(*idx):
