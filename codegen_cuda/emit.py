@@ -18,15 +18,14 @@ import re
 from te import dtypes
 from te.expr import (Add, And, Call, EQ, FloorDiv, FloorMod, GE, GT, IntImm, LE, LT, Max,
                      Mul, NE, Or, Sub)
-from schedule.analysis import (allocation_chain, loads_from, stored_buffers, stores_to,
-                               thread_loops, uses)
+from schedule.analysis import (allocation_chain, has_storage_sync, loads_from, stored_buffers,
+                               stores_to, thread_loops, uses)
 from schedule.build_loops import SCAN_STEPS
 from schedule.functor import post_order_visit
 from schedule.interp import alloc_size
 from schedule.ir import (Allocate, Buffer, BufferLoad, BufferStore, For, ForKind, IfThenElse,
-                         LetStmt, SeqStmt)
-from schedule.simplify import simplify
-from schedule.structural import structural_equal
+                         LetStmt, SeqStmt, is_storage_sync)
+from schedule.simplify import equal, simplify
 from schedule.stage import ScheduleError
 
 MAX_THREADS = 1024
@@ -50,18 +49,11 @@ HW = {"blockIdx": "cuda.blockIdx", "threadIdx": "cuda.threadIdx"}
 _ARRAY_DECL = re.compile(r"\s*\w+ = cuda\.(shared|local)\.array\(")
 
 
-def _has_barrier(stmt) -> bool:
-    found = []
-    post_order_visit(stmt, lambda n: found.append(n) if isinstance(n, Call) and
-                     n.op == "tvm_storage_sync" else None)
-    return bool(found)
-
-
 def _guard_around_barriers(stmt, cond):
     """``stmt`` run where ``cond`` holds, except its barriers, which every thread reaches: the
     condition moves down to the largest parts without a barrier (a loop bound to fewer
     threads than the block has, around a cross-thread reduction, for one)."""
-    if not _has_barrier(stmt):
+    if not has_storage_sync(stmt):
         return IfThenElse(cond, stmt)
     if isinstance(stmt, SeqStmt):
         return SeqStmt(tuple(_guard_around_barriers(c, cond) for c in stmt.seq))
@@ -335,11 +327,10 @@ class CudaEmitter:
         self.run(list(s.seq), indent)
 
     def s_Evaluate(self, s, indent):
-        v = s.value
-        if isinstance(v, Call) and v.op == "tvm_storage_sync":
+        if is_storage_sync(s):
             self._sync(indent)
         else:
-            self.emit(self.expr(v), indent)
+            self.emit(self.expr(s.value), indent)
 
     def _sync(self, indent):
         """A barrier, unless one already ends the code at this level (only array declarations
@@ -391,8 +382,8 @@ class CudaEmitter:
                 return
             self.emit(f"{var} = {HW[kind]}.{axis}", indent)
             body = s.body
-            if not structural_equal(s.extent, launch, map_free_vars=False):
-                if _has_barrier(body):      # every thread must reach the barriers
+            if not equal(s.extent, launch):
+                if has_storage_sync(body):      # every thread must reach the barriers
                     body = _guard_around_barriers(body, s.loop_var < s.extent)
                 else:
                     self.emit(f"if {var} < {self.expr(s.extent)}:", indent)
@@ -483,7 +474,7 @@ class CudaEmitter:
             cur = self.launch.get(tag)
             if cur is None:
                 self.launch[tag] = loop.extent
-            elif not structural_equal(cur, loop.extent, map_free_vars=False):
+            elif not equal(cur, loop.extent):
                 self.launch[tag] = simplify(Max(cur, loop.extent, cur.dtype))
         free, bufs = uses(stmt)
         name = self.names(object(), f"{self.func.name}_kernel{len(self.kernels)}")
@@ -506,19 +497,12 @@ class CudaEmitter:
         for kind in ("blockIdx", "threadIdx"):
             dims[kind] = [self.launch.get(f"{kind}.{a}", IntImm(1, "int32")) for a in "xyz"]
         threads = simplify(dims["threadIdx"][0] * dims["threadIdx"][1] * dims["threadIdx"][2])
-        if isinstance(threads, IntImm) and threads.value > MAX_THREADS:
+        known = {kind: [d.value if isinstance(d, IntImm) else None for d in dims[kind]]
+                 for kind in dims}
+        excess = launch_excess(known["threadIdx"], known["blockIdx"])
+        if excess is not None:
             raise CudaCodegenError(f"kernel {name} (computes {computes}) launches "
-                                   f"{threads.value} threads per block (threadIdx extents "
-                                   f"{[str(d) for d in dims['threadIdx']]}), over the limit of "
-                                   f"{MAX_THREADS}; use smaller thread splits (split the axes "
-                                   "bound to threadIdx.* with smaller factors)")
-        for kind, limits in (("threadIdx", MAX_BLOCK_DIMS), ("blockIdx", MAX_GRID_DIMS)):
-            for axis, dim, limit in zip("xyz", dims[kind], limits):
-                if isinstance(dim, IntImm) and dim.value > limit:
-                    raise CudaCodegenError(f"kernel {name} (computes {computes}) launches "
-                                           f"{dim.value} along {kind}.{axis}, over CUDA's limit "
-                                           f"of {limit}; split the axis bound to {kind}.{axis} "
-                                           "and bind the parts to two indices (or use x)")
+                                   + launch_excess_message(excess, dims["threadIdx"]))
         bounds = _launch_bounds(loops, threads, computes)
         # numba's simulator (and numba-cuda before launch bounds existed) takes none
         self.lines[start:start] = [f"@cuda.jit(launch_bounds={bounds})"
@@ -570,6 +554,35 @@ class CudaEmitter:
         if len(self.host) == 1:
             self.host.append("    pass")
         return "\n".join(self.lines + self.host) + "\n"
+
+
+def launch_excess(block, grid):
+    """The first of CUDA's launch limits that ``block`` threads (x, y, z) per block in a grid
+    of ``grid`` blocks exceed, as (what, value, limit) with what "threads per block" or an
+    index ("threadIdx.z"); None if within them. An extent of None is not known yet."""
+    threads = None if None in block else block[0] * block[1] * block[2]
+    if threads is not None and threads > MAX_THREADS:
+        return "threads per block", threads, MAX_THREADS
+    for kind, dims, limits in (("threadIdx", block, MAX_BLOCK_DIMS),
+                               ("blockIdx", grid, MAX_GRID_DIMS)):
+        for axis, dim, limit in zip("xyz", dims, limits):
+            if dim is not None and dim > limit:
+                return f"{kind}.{axis}", dim, limit
+    return None
+
+
+def launch_excess_message(excess, block) -> str:
+    """What ``launch_excess`` found and what to do about it, after "launches": the value, the
+    limit, and the thread extents ``block`` when the threads per block are too many."""
+    what, value, limit = excess
+    if what == "threads per block":
+        return (f"{value} threads per block (threadIdx extents {[str(d) for d in block]}), over "
+                f"CUDA's limit of {limit}; use smaller thread splits (split the axes bound to "
+                "threadIdx.* with smaller factors)")
+    kind, axis = what.split(".")
+    also = "" if axis == "x" else f" (or bind it to {kind}.x)"
+    return (f"{value} along {what}, over CUDA's limit of {limit}; split the axis bound to "
+            f"{what} and bind the parts to two indices{also}")
 
 
 MIN_BLOCKS = "min_blocks_per_sm"

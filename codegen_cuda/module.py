@@ -17,8 +17,8 @@ import numpy as np
 from codegen_llvm.module import BenchmarkResult
 from codegen_llvm.runtime import ArgumentError, Signature, as_array_view
 
-from .emit import (MAX_BLOCK_DIMS, MAX_GRID_DIMS, MAX_THREADS, NUMBA_TYPE,
-                   jit_takes_launch_bounds, simulator)
+from .emit import (NUMBA_TYPE, jit_takes_launch_bounds, launch_excess, launch_excess_message,
+                   simulator)
 
 
 def _globals():
@@ -37,20 +37,12 @@ def _globals():
     def _launch(kernel, grid, block, *args):
         if min(grid) <= 0 or min(block) <= 0:
             return
-        threads = block[0] * block[1] * block[2]
-        if threads > MAX_THREADS:
-            raise ArgumentError(f"kernel {kernel.__name__ if hasattr(kernel, '__name__') else ''}"
-                                f" would launch {threads} threads per block (over "
-                                f"{MAX_THREADS}) for these shapes; use smaller thread splits")
-        for kind, dims, limits in (("block", block, MAX_BLOCK_DIMS),
-                                   ("grid", grid, MAX_GRID_DIMS)):
-            for axis, dim, limit in zip("xyz", dims, limits):
-                if dim > limit:
-                    raise ArgumentError(f"kernel {getattr(kernel, '__name__', '')} would launch "
-                                        f"a {kind} of {dim} along {axis} (over CUDA's limit of "
-                                        f"{limit}) for these shapes; bind that axis's loop to "
-                                        "x, or split it over two indices")
-        launch = kernel[tuple(int(g) for g in grid), tuple(int(b) for b in block)]
+        block, grid = [int(b) for b in block], [int(g) for g in grid]
+        excess = launch_excess(block, grid)
+        if excess is not None:
+            raise ArgumentError(f"for these shapes, kernel {getattr(kernel, '__name__', '')} "
+                                f"would launch {launch_excess_message(excess, block)}")
+        launch = kernel[tuple(grid), tuple(block)]
         if not simulator():
             launch(*args)
             return

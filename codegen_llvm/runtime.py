@@ -19,6 +19,7 @@ import threading
 
 import numpy as np
 
+from te import dtypes
 from te.expr import IntImm, Var
 
 
@@ -118,10 +119,9 @@ def dtype_label(dtype) -> str:
 @functools.lru_cache(maxsize=None)
 def _scalar_kind(dtype):
     """(numpy kind, lowest, highest) of a scalar parameter's dtype, looked up once."""
-    kind = np.dtype(dtype).kind
+    kind = np.dtype(dtypes.element(dtype)).kind
     if kind in "iu":
-        info = np.iinfo(dtype)
-        return kind, int(info.min), int(info.max)
+        return kind, dtypes.min_value(dtype), dtypes.max_value(dtype)
     return kind, None, None
 
 
@@ -131,7 +131,8 @@ def _scalar(spec, value):
     kind, lo, hi = _scalar_kind(spec.dtype)
     if isinstance(value, (bool, np.bool_)) and kind != "b":
         value = int(value)
-    if not isinstance(value, (int, float, np.number)) or isinstance(value, complex):
+    if not isinstance(value, (int, float, np.number)) or \
+            isinstance(value, (complex, np.complexfloating)):
         raise ArgumentError(f"argument {spec.name} is a scalar of dtype {spec.dtype}, got "
                             f"{type(value).__name__}")
     if kind in "iu":

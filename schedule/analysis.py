@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from .functor import IRVisitor
-from .ir import Allocate, ForKind, SeqStmt
+from .ir import Allocate, ForKind, SeqStmt, is_storage_sync
 
 
 class _Uses(IRVisitor):
@@ -91,6 +91,19 @@ def packed_calls(node) -> list:
             self.generic_visit(n)
     _V().visit(node)
     return found
+
+
+def has_storage_sync(node) -> bool:
+    """Whether ``node`` contains a barrier (``storage_sync()``)."""
+    found = []
+
+    class _V(IRVisitor):
+        def visit_Call(self, n):
+            if is_storage_sync(n):
+                found.append(n)
+            self.generic_visit(n)
+    _V().visit(node)
+    return bool(found)
 
 
 def stores_to(node, buffers) -> bool:

@@ -10,18 +10,17 @@ from __future__ import annotations
 from te.expr import IntImm, Reduce, Var, all_, const
 from te.functor import ExprMutator, free_vars, substitute
 from te.extern import ExternBuffer, ExternOp
-from te.index_check import check_reads
 from te.scan import ScanOp
 from te.tensor import COMM_REDUCE, ComputeOp, PlaceholderOp, Tensor
 
 from .functor import substitute as ir_substitute
 from .bound import _loads, loop_ranges, pass_up
+from .check_reads import check_reads
 from .ir import (Allocate, Buffer, BufferLoad, BufferRef, BufferStore, Evaluate, For, ForKind,
                  IfThenElse, LetStmt, PrimFunc, Stmt, seq, storage_sync)
 from .ir_builder import extern_body
-from .simplify import can_prove, simplify
+from .simplify import can_prove, simplify, skey
 from .stage import ScheduleError, Split
-from .structural import structural_equal
 
 
 SCAN_STEPS = "scan_steps"      # the annotation of a scan's time loop
@@ -45,14 +44,11 @@ class _Builder:
         self.ranges = loop_ranges(bounds)
         self.tensor_buf = {}       # Tensor -> Buffer
         self.params, self.outputs = [], []
-        seen = set()
-        for a in args:
-            key = id(a) if isinstance(a, Var) else (id(getattr(a, "op", a)),
-                                                    getattr(a, "value_index", 0))
-            if key in seen:
+        for k, a in enumerate(args):
+            # an operation makes its output tensors once (Operation.outputs): a repeat is `is`
+            if any(a is b for b in args[:k]):
                 raise ScheduleError(f"lower: {getattr(a, 'name', a)} appears twice in the "
                                     "arguments; pass each tensor and var once")
-            seen.add(key)
             if isinstance(a, Var):
                 self.params.append(a)
                 continue
@@ -107,7 +103,7 @@ class _Builder:
 
     def _check_reads(self):
         """No stage computed over its whole domain (at the root) reads outside a tensor where
-        no condition guards the read (te/index_check.py). Attached and inlined stages compute
+        no condition guards the read (check_reads.py). Attached and inlined stages compute
         parts of their domain, scan steps start after the init, a store predicate guards
         the whole body: they are not checked."""
         for stage in self.sch.stages:
@@ -526,10 +522,11 @@ def _inner_split_guards(stage, offsets, sb, reduce):
 
 
 def _guard(stmt, conds, ranges):
-    kept = []
+    kept, seen = [], set()
     for c in (simplify(c, ranges) for c in conds):
-        if not (isinstance(c, IntImm) and c.value) and \
-                not any(structural_equal(c, k, map_free_vars=False) for k in kept):
+        key = skey(c)
+        if not (isinstance(c, IntImm) and c.value) and key not in seen:
+            seen.add(key)
             kept.append(c)
     conds = kept
     if not conds:

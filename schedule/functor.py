@@ -42,24 +42,37 @@ def post_order_visit(node, fn):
     _V().visit(node)
 
 
-class _Redirect(IRMutator):
-    def __init__(self, old, new, offset):
-        self.old, self.new, self.offset = old, new, offset
+class _ReplaceBuffers(IRMutator):
+    def __init__(self, bmap, offset):
+        self.bmap, self.offset = bmap, offset
+
+    def _indices(self, indices):
+        return indices if self.offset is None else (self.offset + indices[0],)
+
+    def _new(self, node):
+        new = self.bmap.get(node.buffer)
+        return None if new is None or (new is node.buffer and self.offset is None) else new
 
     def visit_BufferLoad(self, node):
         node = self.generic_visit(node)
-        if node.buffer is not self.old:
-            return node
-        return BufferLoad(self.new, (self.offset + node.indices[0],), node.dtype)
+        new = self._new(node)
+        return node if new is None else BufferLoad(new, self._indices(node.indices), node.dtype)
 
     def visit_BufferStore(self, node):
         node = self.generic_visit(node)
-        if node.buffer is not self.old:
-            return node
-        return BufferStore(self.new, node.value, (self.offset + node.indices[0],))
+        new = self._new(node)
+        return node if new is None else \
+            BufferStore(new, node.value, self._indices(node.indices))
+
+
+def replace_buffers(node, bmap, offset=None):
+    """``node`` with every access of a buffer in ``bmap`` {old: new} made to the buffer it
+    maps to, with the same indices; with ``offset``, the accesses are flat (one index) and
+    land at ``offset`` + the index."""
+    return _ReplaceBuffers(bmap, offset).visit(node)
 
 
 def redirect(node, old, new, offset):
     """``node`` with every (flat) access of buffer ``old`` moved to ``new`` at ``offset`` +
     the index: a buffer expanded into a bigger one (virtual-thread copies, double buffers)."""
-    return _Redirect(old, new, offset).visit(node)
+    return replace_buffers(node, {old: new}, offset)

@@ -153,6 +153,14 @@ def storage_sync() -> Stmt:
     return Evaluate(Call("tvm_storage_sync", (), "int32"))
 
 
+def is_storage_sync(node) -> bool:
+    """Whether ``node`` is the barrier that ``storage_sync()`` builds (its statement or its
+    call)."""
+    if isinstance(node, Evaluate):
+        node = node.value
+    return isinstance(node, Call) and node.op == "tvm_storage_sync"
+
+
 def seq(*stmts) -> Stmt:
     """A sequence, flattened, with empty entries dropped."""
     flat = []

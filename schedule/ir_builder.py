@@ -27,13 +27,14 @@ from te import dtypes
 from te.expr import Expr, IntImm, Var, cast, const, convert
 from te.extern import ExternBuffer
 
-from .functor import IRMutator, substitute
+from .functor import post_order_visit, replace_buffers, substitute
 from .ir import (Allocate, Buffer, BufferLoad, BufferStore, Evaluate, For, ForKind,
                  IfThenElse, LetStmt, Stmt, seq)
 from .simplify import simplify
 
 KINDS = {"serial": ForKind.SERIAL, "parallel": ForKind.PARALLEL,
          "vectorize": ForKind.VECTORIZED, "unroll": ForKind.UNROLLED}
+
 
 class IRBuilderError(ValueError):
     """A misuse of the IR builder; the message says what to write instead."""
@@ -77,18 +78,17 @@ class BufferVar:
                 raise IRBuilderError(f"buffer {self.buffer.name}: index {e} has dtype {e.dtype}; "
                                      "indices must be integers")
             out.append(e)
-        return self.buffer, tuple(out)
+        return tuple(out)
 
     def __getitem__(self, index):
-        buffer, indices = self._indices(index)
-        return BufferLoad(buffer, indices, self.buffer.dtype)
+        return BufferLoad(self.buffer, self._indices(index), self.buffer.dtype)
 
     def __setitem__(self, index, value):
-        buffer, indices = self._indices(index)
+        indices = self._indices(index)
         value = convert(value)
         if value.dtype != self.buffer.dtype:
             value = cast(self.buffer.dtype, value)
-        self._builder.emit(BufferStore(buffer, value, indices))
+        self._builder.emit(BufferStore(self.buffer, value, indices))
 
 
 class IRBuilder:
@@ -156,6 +156,7 @@ class IRBuilder:
 
     @contextlib.contextmanager
     def new_scope(self):
+        """A block of its own: the ``allocate`` and ``let`` inside it end with it."""
         self._scopes.append([])
         yield
         self.emit(self._close())
@@ -223,33 +224,25 @@ def _wrap(items):
 
 
 def create() -> IRBuilder:
+    """A new IR builder (``te.tir.ir_builder.create()``)."""
     return IRBuilder()
 
 
-class _PutBuffers(IRMutator):
-    def __init__(self, buffers):
-        self.buffers = buffers      # id(placeholder Buffer) -> the stage's real Buffer
-
-    def _real(self, buffer, indices):
-        real = self.buffers.get(id(buffer), buffer)
-        if real is not buffer and len(indices) == 1 < len(real.shape) and real.strides:
+def _check_flat_indices(stmt, buffers):
+    """Refuse one flat index into a placeholder whose real buffer has strides (storage_align)
+    and more than one dimension."""
+    def visit(node):
+        real = buffers.get(node.buffer) if isinstance(node, (BufferLoad, BufferStore)) else None
+        if real is not None and real is not node.buffer and \
+                len(node.indices) == 1 < len(real.shape) and real.strides:
             raise IRBuilderError(f"buffer {real.name} is strided (storage_align): index it "
                                  "with one index per dimension in the ir_builder body")
-        return real
-
-    def visit_BufferLoad(self, node):
-        node = self.generic_visit(node)
-        real = self._real(node.buffer, node.indices)
-        return node if real is node.buffer else BufferLoad(real, node.indices, node.dtype)
-
-    def visit_BufferStore(self, node):
-        node = self.generic_visit(node)
-        real = self._real(node.buffer, node.indices)
-        return node if real is node.buffer else BufferStore(real, node.value, node.indices)
+    post_order_visit(stmt, visit)
 
 
 def extern_body(stmt, buffers) -> Stmt:
     """Builder IR ``stmt`` with the stage's real buffers in place of its extern buffers:
     ``buffers`` maps each ExternBuffer to the Buffer lowering gave it."""
-    table = {id(placeholder_buffer(eb)): real for eb, real in buffers.items()}
-    return _PutBuffers(table).visit(stmt)
+    table = {placeholder_buffer(eb): real for eb, real in buffers.items()}
+    _check_flat_indices(stmt, table)
+    return replace_buffers(stmt, table)

@@ -12,21 +12,17 @@ from te.expr import Expr, Var
 from .ir import Buffer, Stmt
 
 
-def structural_equal(a, b, map_free_vars=True) -> bool:
-    """True if ``a`` and ``b`` are the same IR up to renaming of variables and buffers; with
-    ``map_free_vars=False``, the same expression: every variable and buffer the same object
-    (``i < 1`` is not ``k < 1``)."""
-    return _Eq(map_free_vars).eq(a, b)
+def structural_equal(a, b) -> bool:
+    """True if ``a`` and ``b`` are the same IR up to renaming of variables and buffers (for
+    the same expression, each variable its own identity, see ``schedule.simplify.equal``)."""
+    return _Eq().eq(a, b)
 
 
 class _Eq:
-    def __init__(self, rename=True):
+    def __init__(self):
         self.fwd, self.bwd = {}, {}
-        self.rename = rename
 
     def _map(self, x, y):
-        if not self.rename:
-            return x is y
         if x in self.fwd or y in self.bwd:
             return self.fwd.get(x) is y and self.bwd.get(y) is x
         self.fwd[x], self.bwd[y] = y, x

@@ -110,7 +110,7 @@ class ExprOp:
         a = convert(self)
         if dtypes.is_bool(a.dtype):
             return Not(a, "bool")
-        all_ones = np.iinfo(a.dtype).max if a.dtype.startswith("uint") else -1
+        all_ones = -1 if dtypes.is_signed(a.dtype) else dtypes.max_value(a.dtype)
         return binary(Sub, const(all_ones, a.dtype), a)      # ~a == all ones - a
 
     def __eq__(self, other):
@@ -322,9 +322,9 @@ def const(value, dtype=None) -> Expr:
     if dtypes.is_bool(dtype):
         return IntImm(int(bool(value)), "bool")
     value = int(value)
-    info = np.iinfo(dtype)
-    if not info.min <= value <= info.max:
-        raise ValueError(f"the constant {value} does not fit {dtype} [{info.min}, {info.max}]; "
+    lo, hi = dtypes.min_value(dtype), dtypes.max_value(dtype)
+    if not lo <= value <= hi:
+        raise ValueError(f"the constant {value} does not fit {dtype} [{lo}, {hi}]; "
                          "give it a wider dtype, or cast the tensor it meets first "
                          "(x.astype('int32'))")
     return IntImm(value, dtype)

@@ -19,7 +19,8 @@ def call_intrin(dtype, name, *args):
         if args not in ((), ("shared",)):
             raise ValueError(f"call_intrin({name!r}): only the 'shared' scope is supported (a "
                              f"barrier of the threads of a block), got {args}")
-        return Call(op, (), "int32")        # a barrier of the block (shared memory)
+        from schedule.ir import storage_sync      # te does not import schedule at import time
+        return storage_sync().value         # a barrier of the block (shared memory)
     raise ValueError(f"call_intrin: unknown intrinsic {name!r}; te.tir has "
                      "call_intrin('int32', 'tir.tvm_storage_sync', 'shared') and the math "
                      "functions by name (te.exp, te.sqrt, ...)")

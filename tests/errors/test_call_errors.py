@@ -155,6 +155,21 @@ def test_scalar_parameter_given_an_array():
     _check_untouched(out)
 
 
+@pytest.mark.parametrize("alpha", [1j, np.complex64(1), np.complex128(1)],
+                         ids=["complex", "complex64", "complex128"])
+def test_float_scalar_parameter_given_a_complex(alpha):
+    """np.complex64 is no Python complex, yet no more a float than complex128 is."""
+    a = te.var("alpha", "float32")
+    A = te.placeholder((4,), name="A")
+    B = te.compute((4,), lambda i: A[i] * a, name="B")
+    f = te.build(te.create_schedule(B.op), [A, a, B])
+    out = np.full(4, SENTINEL, "float32")
+    with pytest.raises(ArgumentError, match=r"argument alpha is a scalar of dtype float32, got "
+                                            + type(alpha).__name__ + "$"):
+        f(np.ones(4, "float32"), alpha, out)
+    _check_untouched(out)
+
+
 def test_errors_are_type_errors(add):
     """ArgumentError subclasses TypeError, so generic callers can catch a bad call as usual."""
     a, b, c = _arrays()
@@ -228,6 +243,7 @@ def scaled():
     (4, 4.7, r"argument k is a scalar of dtype int32, got float 4\.7; pass an int"),
     (4, np.float64(2), r"argument k is a scalar of dtype int32, got float64 2\.0; pass an int"),
     (4, "2", r"argument k is a scalar of dtype int32, got str"),
+    (4, np.complex64(1), r"argument k is a scalar of dtype int32, got complex64$"),
 ])
 def test_bad_scalar_arguments(scaled, m, k, message):
     out = np.full(4, SENTINEL, "float32")

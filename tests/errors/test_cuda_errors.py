@@ -45,7 +45,7 @@ def test_block_over_1024_threads():
     s = te.create_schedule(B.op)
     _bind_split(s, B, 2048)
     with pytest.raises(CudaCodegenError, match=r"kernel \w+ \(computes B\) launches 2048 threads "
-                                               r"per block .* over the limit of 1024; use "
+                                               r"per block .* over CUDA's limit of 1024; use "
                                                r"smaller thread splits"):
         te.build(s, [A, B], target="cuda")
 
@@ -61,23 +61,30 @@ def test_block_over_1024_threads_in_two_dimensions():
         te.build(s, [A, B], target="cuda")
 
 
-def test_symbolic_thread_extent_over_1024_at_call_time():
+def _refused_at_launch(tag, size, message):
+    """A kernel whose loop over ``n`` elements is bound to ``tag`` builds; called with ``size``
+    elements it raises ``message`` before launching, and leaves its output alone."""
     n = te.var("n")
     A = te.placeholder((n,), name="A")
     B = te.compute((n,), lambda i: A[i] * 2.0, name="B")
     s = te.create_schedule(B.op)
-    s[B].bind(B.op.axis[0], te.thread_axis("threadIdx.x"))
+    s[B].bind(B.op.axis[0], te.thread_axis(tag))
     f = te.build(s, [A, B], target="cuda")
-    out = np.full(2048, 7.0, "float32")
-    with pytest.raises(ArgumentError, match=r"kernel \w+ would launch 2048 threads per block "
-                                            r"\(over 1024\) for these shapes; use smaller thread "
-                                            r"splits"):
-        f(np.zeros(2048, "float32"), out)
+    out = np.full(size, 7.0, "float32")
+    with pytest.raises(ArgumentError, match=message):
+        f(np.zeros(size, "float32"), out)
     assert np.all(out == 7.0), "a failed launch wrote to its output"
 
 
-def test_launch_dimension_over_its_own_limit():
-    """threadIdx.z is limited to 64, blockIdx.y to 65535, whatever the total."""
+def test_symbolic_thread_extent_over_1024_at_call_time():
+    _refused_at_launch("threadIdx.x", 2048,
+                       r"for these shapes, kernel \w+ would launch 2048 threads per block "
+                       r"\(threadIdx extents \['2048', '1', '1'\]\), over CUDA's limit of 1024; "
+                       r"use smaller thread splits")
+
+
+def test_launch_dimension_over_its_own_limit_at_build_time():
+    """threadIdx.z is limited to 64, whatever the total."""
     A, B = _scale(128)
     s = te.create_schedule(B.op)
     s[B].bind(B.op.axis[0], te.thread_axis("threadIdx.z"))
@@ -85,17 +92,14 @@ def test_launch_dimension_over_its_own_limit():
                                                r"limit of 64; split the axis bound to "
                                                r"threadIdx\.z"):
         te.build(s, [A, B], target="cuda")
-    n = te.var("n")
-    A = te.placeholder((n,), name="A")
-    B = te.compute((n,), lambda i: A[i] * 2.0, name="B")
-    s = te.create_schedule(B.op)
-    s[B].bind(B.op.axis[0], te.thread_axis("blockIdx.y"))
-    f = te.build(s, [A, B], target="cuda")
-    out = np.full(70000, 7.0, "float32")
-    with pytest.raises(ArgumentError, match=r"would launch a grid of 70000 along y \(over "
-                                            r"CUDA's limit of 65535\) for these shapes"):
-        f(np.zeros(70000, "float32"), out)
-    assert np.all(out == 7.0), "a failed launch wrote to its output"
+
+
+def test_launch_dimension_over_its_own_limit_at_call_time():
+    """blockIdx.y is limited to 65535, whatever the total."""
+    _refused_at_launch("blockIdx.y", 70000,
+                       r"for these shapes, kernel \w+ would launch 70000 along blockIdx\.y, over "
+                       r"CUDA's limit of 65535; split the axis bound to blockIdx\.y and bind the "
+                       r"parts to two indices \(or bind it to blockIdx\.x\)")
 
 
 def test_reduction_axis_bound_to_a_block_index():

@@ -174,6 +174,15 @@ def test_read_out_of_bounds(A, name):
         te.lower(te.create_schedule(C.op), [A, C])
 
 
+def test_reads_with_an_unbounded_index_are_left_alone(A):
+    """A size variable in an index leaves its range open above: not provably out of bounds."""
+    n = te.var("n")
+    C = te.compute((8,), lambda i: A[i + n, 0], name="C")
+    te.lower(te.create_schedule(C.op), [A, C, n])
+    D = te.compute((8,), lambda i: A[n - i, 0], name="D")
+    te.lower(te.create_schedule(D.op), [A, D, n])
+
+
 def test_guarded_partial_or_inexact_reads_are_left_alone(A):
     """Reads under a condition, whose range is only an estimate, or of a stage that computes
     a part of its domain (inlined: its consumer reads the part in bounds) are not refused,

@@ -46,3 +46,32 @@ def test_storage_sync_of_another_scope():
     with pytest.raises(ValueError, match=r"call_intrin\('tir.tvm_storage_sync'\): only the "
                                          r"'shared' scope is supported"):
         te.tir.call_intrin("int32", "tir.tvm_storage_sync", "global")
+
+
+def test_flat_index_into_a_strided_input():
+    """An input padded by storage_align is indexed one index per dimension; a flat index
+    (TVM's pointer form) into it is refused at lowering."""
+    from schedule.ir_builder import IRBuilderError
+    n, m = 4, 6
+    A = te.placeholder((n, m), name="A")
+
+    def built(flat):
+        def body(ins, outs):
+            ib = te.tir.ir_builder.create()
+            x, y = ib.buffer_ptr(ins[0]), ib.buffer_ptr(outs[0])
+            with ib.for_range(0, n, name="i") as i:
+                with ib.for_range(0, m, name="j") as j:
+                    y[i, j] = (x[i * m + j] if flat else x[i, j]) + 1.0
+            return ib.get()
+        B = te.compute((n, m), lambda i, j: A[i, j] * 2.0, name="B")
+        C = te.extern((n, m), [B], body, name="C")
+        s = te.create_schedule(C.op)
+        s[B].storage_align(B.op.axis[0], 8, 1)
+        return te.build(s, [A, C])
+
+    with pytest.raises(IRBuilderError, match=r"buffer B is strided \(storage_align\): index it "
+                                             r"with one index per dimension"):
+        built(flat=True)
+    a, c = np.arange(n * m, dtype="float32").reshape(n, m), np.zeros((n, m), "float32")
+    built(flat=False)(a, c)
+    np.testing.assert_array_equal(c, a * 2 + 1)

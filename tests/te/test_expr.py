@@ -212,3 +212,18 @@ def test_invert_of_signed_unsigned_and_bool(dtype):
     b = np.zeros(4, dtype)
     te.build(te.create_schedule(B.op), [A, B])(a, b)
     np.testing.assert_array_equal(b, ~a)
+
+
+def test_constants_of_vector_dtypes():
+    """Integer ranges come from the element dtype: int32x4 holds what int32 holds."""
+    c = te.const(1, "int32x4")
+    assert isinstance(c, IntImm) and (c.value, c.dtype) == (1, "int32x4")
+    assert te.const(255, "uint8x8").value == 255
+    assert te.const(2.5, "float32x4").value == 2.5
+    with pytest.raises(ValueError, match=r"the constant 2147483648 does not fit int32x4 "
+                                         r"\[-2147483648, 2147483647\]"):
+        te.const(2 ** 31, "int32x4")
+    with pytest.raises(ValueError, match=r"the constant -1 does not fit uint8x8 \[0, 255\]"):
+        te.const(-1, "uint8x8")
+    v = te.var("v", "uint8x4")
+    assert (~v).a.value == 255

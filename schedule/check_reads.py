@@ -1,16 +1,19 @@
 """Reads that are out of bounds on every run of a stage, found when it is lowered.
 
-With constant shapes and axis ranges, the range of an index such as ``A[i + 10]`` is known:
-a read that is not under a condition (``te.if_then_else``, ``te.select``, a reduction's
-``where=``) and whose index range leaves the tensor is a mistake that would read garbage (or
-crash). An index whose range is only an estimate (a variable used twice, a product of
-variables) is reported only when it lies wholly outside the tensor.
+With constant shapes and axis ranges, the range of an index such as ``A[i + 10]`` is known
+(``const_bounds``): a read that is not under a condition (``te.if_then_else``, ``te.select``,
+a reduction's ``where=``) and whose index range leaves the tensor is a mistake that would read
+garbage (or crash). An index whose range is only an estimate (a variable used twice, a product
+of variables) is reported only when it lies wholly outside the tensor; one whose range is
+unbounded (a size variable, a variable range) is not reported.
 """
 from __future__ import annotations
 
-from .expr import (Add, And, Call, Cast, Expr, FloorDiv, FloorMod, IntImm, Max, Min, Mul, Or,
-                   ProducerLoad, Reduce, Select, Sub, Var)
-from .functor import _fields
+from te.expr import (Add, And, Call, Expr, IntImm, Mul, Or, ProducerLoad, Reduce, Select, Sub,
+                     Var)
+from te.functor import _fields
+
+from .simplify import INF, const_bounds
 
 
 def check_reads(axes, bodies) -> str | None:
@@ -68,48 +71,15 @@ def _check_load(load, ranges):
     for d, (index, size) in enumerate(zip(load.indices, tensor.shape)):
         if not isinstance(size, IntImm):
             continue
-        span = _interval(index, ranges)
-        if span is None:
-            continue
-        lo, hi = span
+        lo, hi = const_bounds(index, ranges)
+        if INF in (lo, hi) or -INF in (lo, hi):
+            continue                        # unbounded: not provably out of bounds
         outside = hi < 0 or lo >= size.value
         if outside or ((lo < 0 or hi >= size.value) and _exact(index, {})):
             read = f"{tensor.name}[{', '.join(str(i) for i in load.indices)}]"
             return (f"the read {read} indexes dimension {d} of {tensor.name} with {index}, "
                     f"which ranges over [{lo}, {hi}], but that dimension has size "
                     f"{size.value}; fix the index, or guard the read with te.if_then_else")
-    return None
-
-
-def _interval(e, ranges):
-    """(lowest, highest) value of integer expression ``e``, or None when unknown."""
-    if isinstance(e, IntImm):
-        return e.value, e.value
-    if isinstance(e, Var):
-        return ranges.get(e)
-    if isinstance(e, Cast):
-        return _interval(e.value, ranges) if e.dtype.startswith(("int", "uint")) else None
-    if isinstance(e, (Add, Sub, Mul, Min, Max, FloorDiv, FloorMod)):
-        a, b = _interval(e.a, ranges), _interval(e.b, ranges)
-        if a is None or b is None:
-            return None
-        if isinstance(e, Add):
-            return a[0] + b[0], a[1] + b[1]
-        if isinstance(e, Sub):
-            return a[0] - b[1], a[1] - b[0]
-        if isinstance(e, Mul):
-            corners = [x * y for x in a for y in b]
-            return min(corners), max(corners)
-        if isinstance(e, Min):
-            return min(a[0], b[0]), min(a[1], b[1])
-        if isinstance(e, Max):
-            return max(a[0], b[0]), max(a[1], b[1])
-        if b[0] != b[1] or b[0] <= 0:
-            return None                     # division by a variable or a non-positive number
-        if isinstance(e, FloorDiv):
-            return a[0] // b[0], a[1] // b[0]
-        return (a[0] % b[0], a[1] % b[0]) if a[1] - a[0] < b[0] and a[0] % b[0] <= \
-            a[1] % b[0] else (0, b[0] - 1)
     return None
 
 
