@@ -246,7 +246,8 @@ class Function:
     node_suffix = "Backward"        # the node of Function ``Mul`` is named ``MulBackward``
     # True for operations whose forward is numpy view arithmetic on host storage (reshape,
     # slicing, permutes...): on GPU tensors it runs on a host copy and its results are copied
-    # back to the GPU (copies, not views; see nn/device.py)
+    # back to the GPU (copies, not views; see nn/device.py). What such a forward saves with
+    # save_for_backward becomes the GPU tensors (``_save_real``); ctx attributes stay on the host
     host_only = False
 
     def __init_subclass__(cls, **kwargs):
@@ -349,6 +350,7 @@ def _forward_on_host(cls, ctx, args):
     outputs = result if isinstance(result, tuple) else (result,)
     moved = tuple(Tensor(devices.move(o._data, devices.CUDA))
                   if isinstance(o, Tensor) else o for o in outputs)
+    _save_real(ctx, zip(host, args), zip(outputs, moved))
     for o, m in zip(outputs, moved):
         if not isinstance(o, Tensor) or not isinstance(o._data, np.ndarray):
             continue
@@ -360,6 +362,27 @@ def _forward_on_host(cls, ctx, args):
                 _tensor.register_gpu_view(m)
                 break
     return moved if isinstance(result, tuple) else moved[0]
+
+
+def _save_real(ctx, arguments, outputs):
+    """What the host forward saved for backward, as it would be on the GPU: a host copy of an
+    argument becomes that argument, a host output the output moved to the GPU, any other host
+    tensor a GPU copy. Backward then runs on the device, and an in-place write to an argument
+    or an output after forward is seen (the host copies have version counters of their own)."""
+    if not ctx._saved:
+        return
+    Tensor = _tensor.Tensor
+    real = {id(h): a for h, a in itertools.chain(arguments, outputs)
+            if isinstance(h, Tensor)}
+
+    def on_device(t):
+        if not isinstance(t, Tensor):
+            return t
+        if id(t) in real:
+            return real[id(t)]
+        return Tensor(devices.move(t._data, devices.CUDA)) if not t.is_cuda else t
+
+    ctx.save_for_backward(*(on_device(t) for t in ctx._saved))
 
 
 def _host_view(t):

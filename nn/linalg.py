@@ -16,7 +16,7 @@ import numpy as np
 from . import functions as F
 from .autograd import Function
 from .functions.base import broadcast_shape
-from .functions.linalg import _scalar
+from .functions.base import torch_name
 from .tensor import Tensor
 
 __all__ = ["vector_norm", "matrix_norm", "norm", "svdvals", "det", "inv", "solve",
@@ -43,16 +43,12 @@ def _square(A, what):
 def _floating(A, what):
     if A.dtype not in ("float32", "float64"):
         raise RuntimeError(f"linalg.{what}: Expected a floating point or complex tensor as "
-                           f"input. Got {_scalar(A.dtype)}")
+                           f"input. Got {torch_name(A.dtype)}")
 
 
 def _host(t):
     """``t``'s values as a numpy array (a host copy of a GPU tensor)."""
     return t._data if isinstance(t._data, np.ndarray) else t._data.copy_to_host()
-
-
-def _on(t, like):
-    return t.to(like.device) if t.device != like.device else t
 
 
 # ----------------------------------------------------------------------------- norms
@@ -139,12 +135,12 @@ class SvdVals(Function):
     @staticmethod
     def forward(ctx, A):
         u, s, vh = np.linalg.svd(_host(A), full_matrices=False)
-        ctx.u, ctx.vh = Tensor(np.ascontiguousarray(u)), Tensor(np.ascontiguousarray(vh))
+        ctx.save_for_backward(Tensor(np.ascontiguousarray(u)), Tensor(np.ascontiguousarray(vh)))
         return Tensor(np.ascontiguousarray(s))
 
     @staticmethod
     def backward(ctx, g):
-        u, vh = _on(ctx.u, g), _on(ctx.vh, g)
+        u, vh = ctx.saved_tensors
         return (u * g.unsqueeze(-2)) @ vh
 
 
@@ -187,7 +183,7 @@ class Det(Function):
 
     @staticmethod
     def backward(ctx, g):
-        A, out = (_on(t, g) for t in ctx.saved_tensors)
+        A, out = ctx.saved_tensors
         return (g * out).unsqueeze(-1).unsqueeze(-1) * inv(A).mT
 
 
@@ -216,7 +212,7 @@ class Inv(Function):
 
     @staticmethod
     def backward(ctx, g):
-        out = _on(ctx.saved_tensors[0], g)
+        (out,) = ctx.saved_tensors
         return -(out.mT @ g @ out.mT)
 
 
@@ -247,7 +243,7 @@ class Solve(Function):
 
     @staticmethod
     def backward(ctx, g):
-        A, X = (_on(t, g) for t in ctx.saved_tensors)
+        A, X = ctx.saved_tensors
         gB = Solve.apply(A.mT.contiguous(), g)
         need = ctx.needs_input_grad
         return (-(gB @ X.mT) if need[0] else None), (gB if need[1] else None)
@@ -281,7 +277,7 @@ def solve(A, B, *, left=True):
     _floating(A, "solve")
     if A.dtype != B.dtype:
         raise RuntimeError(f"linalg.solve: Expected A and B to have the same dtype, but found "
-                           f"A of type {_scalar(A.dtype)} and B of type {_scalar(B.dtype)} "
+                           f"A of type {torch_name(A.dtype)} and B of type {torch_name(B.dtype)} "
                            "instead")
     if left:
         return _solve_left(A, B)
@@ -325,7 +321,7 @@ class Cholesky(Function):
 
     @staticmethod
     def backward(ctx, g):
-        L = _on(ctx.saved_tensors[0], g)
+        (L,) = ctx.saved_tensors
         phi = (L.mT @ g).tril()
         phi = 0.5 * (phi + phi.tril(-1).mT)
         L_inv = inv(L)
@@ -361,7 +357,7 @@ class LogAbsDet(Function):
 
     @staticmethod
     def backward(ctx, g):
-        A = _on(ctx.saved_tensors[0], g)
+        (A,) = ctx.saved_tensors
         return g.unsqueeze(-1).unsqueeze(-1) * inv(A).mT
 
 
@@ -374,7 +370,7 @@ def slogdet(A):
     _square(A, "slogdet")
     _floating(A, "slogdet")
     sign, _ = np.linalg.slogdet(_host(A))
-    sign = _on(Tensor(np.asarray(sign).astype(A.dtype)), A)
+    sign = Tensor(np.asarray(sign).astype(A.dtype)).to(A.device)
     return slogdet_result(sign, LogAbsDet.apply(A))
 
 

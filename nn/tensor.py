@@ -251,7 +251,7 @@ class Tensor:
         self._base_epoch = base._epoch
         if base.requires_grad:
             with autograd.enable_grad():
-                view = _take(base, _view_positions(self, base))
+                view = _Take.apply(base, _view_positions(self, base))
             self._set_history(view.grad_fn, view._output_nr)
 
     @property
@@ -441,9 +441,8 @@ class Tensor:
             raise RuntimeError(f"output with shape {list(self.shape)} doesn't match the "
                                f"broadcast shape {list(result.shape)}")
         if not _can_cast(result.dtype, self.dtype):
-            name = F.elementwise_unary._torch_name
-            raise RuntimeError(f"result type {name(result.dtype)} can't be cast to the desired "
-                               f"output type {name(self.dtype)}")
+            raise RuntimeError(f"result type {_torch_name(result.dtype)} can't be cast to the "
+                               f"desired output type {_torch_name(self.dtype)}")
         if devices.is_gpu(self._data) or devices.is_gpu(result._data):
             devices.common([self._data, result._data], "in-place operation")
             self._data.copy_to_device(F.cast(result, self.dtype)._data)
@@ -518,7 +517,7 @@ class Tensor:
         return self.div_(other)
 
     def __ifloordiv__(self, other):
-        return self._inplace(F.floor_divide, other)
+        return self.floor_divide_(other)
 
     def __imod__(self, other):
         return self.remainder_(other)
@@ -806,10 +805,7 @@ class Tensor:
         return self.to(other.dtype)
 
     def t(self):
-        if self.ndim > 2:
-            raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is "
-                               f"{self.ndim}D")
-        return self if self.ndim < 2 else F.transpose(self, 0, 1)
+        return F.t(self)
 
     def det(self):
         """``nn.linalg.det(self)``."""
@@ -876,7 +872,7 @@ INPLACE = """
     index_fill index_add fmod remainder clip exp2 square frac atan2 addcmul addcdiv
     scatter_reduce index_put bitwise_and bitwise_or bitwise_xor bitwise_left_shift
     bitwise_right_shift fmax fmin hypot heaviside sgn xlogy float_power ldexp renorm addmv
-    index_copy masked_scatter lgamma digamma erfinv
+    index_copy masked_scatter lgamma digamma erfinv floor_divide
 """.split()
 
 
@@ -1517,8 +1513,9 @@ Tensor.unique = unique
 
 
 from . import functions as F  # noqa: E402  (the operators build on Tensor)
+from .functions.base import torch_name as _torch_name  # noqa: E402
 from .functions.index import rebase_inplace as _rebase_inplace  # noqa: E402
-from .functions.index import _view_positions, take_positions as _take  # noqa: E402
+from .functions.index import Take as _Take, _view_positions  # noqa: E402
 from .functions.shape import gpu_view_contiguous as _gpu_view_contiguous  # noqa: E402
 
 

@@ -28,7 +28,10 @@ SELU_SCALE = 1.0507009873554804934193349852946
 
 
 def _softplus_ops(x, beta=1.0, threshold=20.0):
-    return where(x * beta > threshold, x, (x * beta).exp().log1p() / beta)
+    # the log1p branch clamped to the threshold: where it is not taken, exp does not
+    # overflow (inf there would make its zero gradient NaN)
+    scaled = x * beta
+    return where(scaled > threshold, x, clamp(scaled, None, threshold).exp().log1p() / beta)
 
 
 # each activation in differentiable operators: what its second derivative is taken from

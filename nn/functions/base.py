@@ -89,6 +89,19 @@ def _contiguous(array):
 
 # ----------------------------------------------------------------------------- dtypes, shapes
 
+_TORCH_NAMES = {"float32": ("Float", "float"), "float64": ("Double", "double"),
+                "float16": ("Half", "c10::Half"), "bfloat16": ("BFloat16", "c10::BFloat16"),
+                "int64": ("Long", "long int"), "int32": ("Int", "int"),
+                "int16": ("Short", "short int"), "int8": ("Char", "signed char"),
+                "uint8": ("Byte", "unsigned char"), "bool": ("Bool", "bool")}
+
+
+def torch_name(dtype, c_name=False):
+    """PyTorch's name of ``dtype`` in its messages: ``Float``, ``Long``, or with ``c_name``
+    the C++ type (``float``, ``long int``) that some of them give."""
+    return _TORCH_NAMES.get(dtype, (dtype, dtype))[c_name]
+
+
 _KIND = {"b": 0, "u": 1, "i": 1, "f": 2}
 
 

@@ -16,7 +16,7 @@ import numpy as np
 
 from .. import device as devices
 from ..tensor import Tensor, rand, tensor, zeros
-from .activation import leaky_relu
+from .activation import leaky_relu, softplus
 from .elementwise import clamp_min, minimum, where
 from .loss import _reduce, _reduction
 from .reduce import norm
@@ -414,15 +414,10 @@ def gaussian_nll_loss(input, target, var, full=False, eps=1e-6, reduction="mean"
     return _reduce(loss, reduction)
 
 
-def _log1p_exp(x):
-    """``log(1 + exp(x))``, stable: ``max(x, 0) + log(1 + exp(-|x|))``."""
-    return x.relu() + (1 + (-x.abs()).exp()).log()
-
-
 def soft_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
     """Two-class logistic loss ``log(1 + exp(-target * input))``, target 1 or -1."""
     reduction = _reduction(reduction, size_average, reduce)
-    return _reduce(_log1p_exp(-target * input), reduction)
+    return _reduce(softplus(-target * input), reduction)
 
 
 def multilabel_soft_margin_loss(input, target, weight=None, size_average=None, reduce=None,
@@ -430,7 +425,7 @@ def multilabel_soft_margin_loss(input, target, weight=None, size_average=None, r
     """Per sample, the mean over the classes (the last dimension) of the binary logistic
     losses ``-(t log sigmoid(x) + (1 - t) log sigmoid(-x))``, times ``weight``."""
     reduction = _reduction(reduction, size_average, reduce)
-    loss = target * _log1p_exp(-input) + (1 - target) * _log1p_exp(input)
+    loss = target * softplus(-input) + (1 - target) * softplus(input)
     if weight is not None:
         loss = loss * weight
     classes = input.shape[-1] if input.ndim else 1

@@ -29,7 +29,7 @@ import numpy as np
 
 from nn.ops import conv as ops
 
-from .base import Op, Tensor, _kernel, to_device
+from .base import Op, Tensor, _kernel, to_device, torch_name
 
 __all__ = ["conv1d", "conv2d", "conv3d", "conv_transpose3d", "pad"]
 
@@ -38,7 +38,6 @@ Geometry = collections.namedtuple("Geometry", ["stride", "padding", "dilation", 
 
 _KERNEL_AXES = {1: "kW", 2: "kH, kW", 3: "kT, kH, kW"}
 
-_SCALAR_NAMES = {"float16": "Half", "float32": "Float", "float64": "Double"}
 
 
 def _conv2d_data(x, w, bias, geo):
@@ -193,8 +192,8 @@ def _check_conv(name, x, w, bias, stride, dilation, groups, nd):
         raise RuntimeError(f"{name}: expected a floating point input, got {x.dtype}")
     if x.dtype != w.dtype or (bias is not None and bias.dtype != x.dtype):
         other = w.dtype if w.dtype != x.dtype else bias.dtype
-        raise RuntimeError(f"expected scalar type {_SCALAR_NAMES.get(x.dtype, x.dtype)} but "
-                           f"found {_SCALAR_NAMES.get(other, other)}")
+        raise RuntimeError(f"expected scalar type {torch_name(x.dtype)} but "
+                           f"found {torch_name(other)}")
     if groups < 1:
         raise RuntimeError("non-positive groups is not supported")
     if any(s < 1 for s in stride):

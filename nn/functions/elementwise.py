@@ -20,7 +20,7 @@ from ..device import is_gpu
 from ..tensor import _DEFAULT_DTYPE
 from .base import (FLOATING, Op, Tensor, _kernel, _sum_to, broadcast_shape, cast)
 from .elementwise_unary import *  # noqa: F401,F403  (re-exported)
-from .elementwise_unary import __all__ as _unary_names, _no_kernel_for
+from .elementwise_unary import __all__ as _unary_names, _check, _no_kernel_for
 
 __all__ = ["add", "sub", "subtract", "mul", "multiply", "div", "divide", "true_divide", "pow",
            "lt", "le", "gt", "ge", "eq", "ne", "less", "less_equal", "greater",
@@ -33,7 +33,8 @@ __all__ = ["add", "sub", "subtract", "mul", "multiply", "div", "divide", "true_d
            "erfinv"] + _unary_names
 
 _KIND = {"b": 0, "u": 1, "i": 1, "f": 2}
-_DEFAULT = {0: "bool", 1: "int64", 2: "float32"}       # the dtype a Python number stands for
+# the dtype a Python bool or int stands for (a float stands for the default dtype)
+_DEFAULT = {0: "bool", 1: "int64"}
 
 
 def _kind(dtype):
@@ -720,7 +721,7 @@ def addcdiv(input, tensor1, tensor2, *, value=1):
 frexp_result = collections.namedtuple("frexp", ["mantissa", "exponent"])
 
 
-def _nan_ignoring(name, larger, input, other):
+def _nan_ignoring(larger, input, other):
     """``fmax``/``fmin``: the larger (smaller) element, the other one where one is NaN. The
     gradient goes to ``input`` at ties, as PyTorch's."""
     a, b = _tensors(input, other)
@@ -730,12 +731,12 @@ def _nan_ignoring(name, larger, input, other):
 
 def fmax(input, other):
     """The elementwise maximum, ignoring NaN (NaN only where both are)."""
-    return _nan_ignoring("fmax", True, input, other)
+    return _nan_ignoring(True, input, other)
 
 
 def fmin(input, other):
     """The elementwise minimum, ignoring NaN (NaN only where both are)."""
-    return _nan_ignoring("fmin", False, input, other)
+    return _nan_ignoring(False, input, other)
 
 
 def hypot(input, other):
@@ -805,15 +806,9 @@ def ldexp(input, other):
 # runs out of digits); float32 results match PyTorch's.
 
 def _special_input(input, name):
-    _check_tensor(input, name)
+    _check(input, name)
     dtype = input.dtype if input.dtype in FLOATING else "float32"
     return cast(input, "float64"), dtype
-
-
-def _check_tensor(input, name):
-    if not isinstance(input, Tensor):
-        raise TypeError(f"{name}(): argument 'input' (position 1) must be Tensor, not "
-                        f"{type(input).__name__}")
 
 
 _STIRLING = (1 / 12, -1 / 360, 1 / 1260, -1 / 1680, 1 / 1188, -691 / 360360, 1 / 156)

@@ -15,7 +15,7 @@ import numpy as np
 from nn.ops import cpu, declare
 
 from ..tensor import zeros_like
-from .base import FLOATING, Op, Tensor, _kernel, cast
+from .base import FLOATING, Op, Tensor, _kernel, cast, torch_name
 
 __all__ = ["neg", "negative", "exp", "exp2", "log", "log2", "log10", "log1p", "expm1", "sqrt",
            "rsqrt", "square", "abs", "absolute", "sign", "sin", "cos", "tan", "asin", "acos",
@@ -23,24 +23,16 @@ __all__ = ["neg", "negative", "exp", "exp2", "log", "log2", "log10", "log1p", "e
            "frac", "sigmoid", "tanh", "relu", "logical_not", "bitwise_not", "isnan", "isinf",
            "isfinite", "nan_to_num", "clone"]
 
-_TORCH_NAMES = {"float16": "Half", "float32": "Float", "float64": "Double", "int8": "Char",
-                "int16": "Short", "int32": "Int", "int64": "Long", "uint8": "Byte",
-                "bool": "Bool"}
-
-
-def _torch_name(dtype):
-    """PyTorch's name of a dtype in its kernel-dispatch errors ("Long")."""
-    return _TORCH_NAMES.get(dtype, dtype)
-
-
 def _no_kernel_for(kernel, dtype):
     """PyTorch's error for an operator that has no kernel for ``dtype``."""
-    return NotImplementedError(f'"{kernel}" not implemented for \'{_torch_name(dtype)}\'')
+    return NotImplementedError(f'"{kernel}" not implemented for \'{torch_name(dtype)}\'')
 
 
 def _check(x, name):
+    """PyTorch's error for an ``input`` that is not a tensor."""
     if not isinstance(x, Tensor):
-        raise TypeError(f"{name}(): argument 'input' must be Tensor, not {type(x).__name__}")
+        raise TypeError(f"{name}(): argument 'input' (position 1) must be Tensor, not "
+                        f"{type(x).__name__}")
 
 
 class Unary(Op):

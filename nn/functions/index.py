@@ -22,7 +22,7 @@ from nn.ops import index as ops
 
 from .. import autograd
 from .. import device as devices
-from .base import Op, Tensor, _dim, _kernel
+from .base import Op, Tensor, _dim, _kernel, torch_name
 from .elementwise import where
 from .shape import Select, Slice, SliceBackward, _run, contiguous_data, unsqueeze
 
@@ -467,14 +467,7 @@ def _rebase(x, base, src, positions):
     base._set_history(node.grad_fn, 0)
     base._epoch += 1            # its other views follow it when next used (Tensor.grad_fn)
     if x is not base:
-        x._base_epoch = base._epoch
-        view = take_positions(base, _view_positions(x, base))
-        x._set_history(view.grad_fn, view._output_nr)
-
-
-def take_positions(base, positions):
-    """The elements of ``base`` at flat ``positions`` (a view's history)."""
-    return Take.apply(base, positions)
+        x._follow_base()
 
 
 def rebase_inplace(x, src):
@@ -672,9 +665,10 @@ class ScatterReduce(Op):
         ctx.dim, ctx.index, ctx.reduce, ctx.include_self = dim, index, reduce, include_self
         ctx.src_shape, ctx.targets = src.shape, targets
         ctx.counts = counts.reshape(input.shape).astype(input.dtype)
+        result = Tensor(out)
         if reduce in ("prod", "amax", "amin"):
-            ctx.inputs = (Tensor(input._data), Tensor(region), Tensor(out))
-        return Tensor(out)
+            ctx.save_for_backward(input, src, result)
+        return result
 
     @staticmethod
     def backward(ctx, g):
@@ -685,7 +679,9 @@ class ScatterReduce(Op):
             grad_self = g / _const(ctx.counts, g)
             grad_src = gather(grad_self, dim, index)
         else:
-            self_, src, result = (t.to(g.device) for t in ctx.inputs)
+            self_, src, result = ctx.saved_tensors
+            if src.shape != index.shape:        # the leading index-shaped block of src
+                src = src[tuple(slice(0, n) for n in index.shape)]
             grad_self, grad_src = _REDUCE_GRAD[reduce](g, self_, src, result, dim, index, ctx)
         if not ctx.include_self:
             grad_self = _zero_at(grad_self, ctx.targets)
@@ -696,7 +692,8 @@ class ScatterReduce(Op):
 
 def _prod_grad(g, self_, src, result, dim, index, ctx):
     """The gradient of a scatter product: ``g * result / x`` for each factor ``x``."""
-    if (self_._data == 0).any() and ctx.include_self or (src._data == 0).any():
+    if (devices.host(self_._data) == 0).any() and ctx.include_self or \
+            (devices.host(src._data) == 0).any():
         raise RuntimeError("scatter_reduce(): the derivative of reduce='prod' with zeros among "
                            "the factors is not implemented")
     scaled = g * result
@@ -811,18 +808,13 @@ def index_put(input, indices, values, accumulate=False):
                         f"{type(values).__name__}")
     if values.dtype != input.dtype:
         raise RuntimeError(f"Index put requires the source and destination dtypes match, got "
-                           f"{_scalar_name(input.dtype)} for the destination and "
-                           f"{_scalar_name(values.dtype)} for the source.")
+                           f"{torch_name(input.dtype)} for the destination and "
+                           f"{torch_name(values.dtype)} for the source.")
     positions = _put_positions(input, indices)
     values = _broadcast_values(values.to(input.device), positions.shape)
     if accumulate:
         return input + TakeBackward.apply(values, input.shape, positions)
     return IndexPut.apply(input, values, positions)
-
-
-def _scalar_name(dtype):
-    from .linalg import _scalar
-    return _scalar(dtype)
 
 
 # ----------------------------------------------------------------------------- index_*
@@ -1003,10 +995,9 @@ def take_along_dim(input, indices, dim=None):
     """``input`` gathered at ``indices`` along ``dim`` (input and indices broadcast apart
     from ``dim``); of the flattened input when ``dim`` is None."""
     if not isinstance(indices, Tensor) or indices.dtype != "int64":
-        from .elementwise_unary import _torch_name
         got = indices.dtype if isinstance(indices, Tensor) else type(indices).__name__
         raise RuntimeError(f"torch.take_along_dim(): dtype of indices should be Long but got "
-                           f"{_torch_name(got)}")
+                           f"{torch_name(got)}")
     if dim is None:
         return gather(input.reshape(-1), 0, indices.reshape(-1))
     if input.ndim != indices.ndim:
@@ -1034,14 +1025,12 @@ def index_copy(input, dim, index, source):
     """``input`` with the entries ``index`` of dimension ``dim`` replaced by the slices of
     ``source``."""
     if not isinstance(index, Tensor) or index.dtype != "int64":
-        from .elementwise_unary import _torch_name
         raise RuntimeError(f"index_copy_(): Expected a long tensor for index, but got "
-                           f"{_torch_name(getattr(index, 'dtype', type(index).__name__))}")
+                           f"{torch_name(getattr(index, 'dtype', type(index).__name__))}")
     if source.dtype != input.dtype:
-        from .elementwise_unary import _torch_name
         raise RuntimeError(f"index_copy_(): self and source expected to have the same dtype, "
-                           f"but got (self) {_torch_name(input.dtype)} and (source) "
-                           f"{_torch_name(source.dtype)}")
+                           f"but got (self) {torch_name(input.dtype)} and (source) "
+                           f"{torch_name(source.dtype)}")
     d = _dim(dim, input.ndim)
     if source.ndim and index.numel() != source.shape[d]:
         raise IndexError(f"index_copy_(): Number of indices ({index.numel()}) should be equal "
@@ -1053,13 +1042,11 @@ def masked_scatter(input, mask, source):
     """``input`` with the elements of ``source``, in order, written where ``mask`` (broadcast
     to ``input``) holds."""
     if not isinstance(mask, Tensor) or mask.dtype != "bool":
-        from .elementwise_unary import _torch_name
         raise RuntimeError(f"masked_scatter_ only supports boolean masks, but got mask with "
-                           f"dtype {_torch_name(getattr(mask, 'dtype', type(mask).__name__))}")
+                           f"dtype {torch_name(getattr(mask, 'dtype', type(mask).__name__))}")
     if source.dtype != input.dtype:
-        from .elementwise_unary import _torch_name
         raise RuntimeError(f"masked_scatter: expected self and source to have same dtypes but "
-                           f"got{_torch_name(input.dtype)} and {_torch_name(source.dtype)}")
+                           f"got{torch_name(input.dtype)} and {torch_name(source.dtype)}")
     chosen = np.broadcast_to(devices.host(mask._data), input.shape)
     positions = np.flatnonzero(chosen).astype("int64")
     if positions.size > source.numel():

@@ -17,7 +17,7 @@ import numpy as np
 from nn.ops import cpu, cpu_matmul
 
 from ..tensor import zeros
-from .base import Op, _kernel_f32, _operands, _sum_to, broadcast_shape
+from .base import Op, _kernel_f32, _operands, _sum_to, broadcast_shape, torch_name
 
 __all__ = ["mm", "bmm", "matmul", "linear", "bilinear", "addmm", "mv", "dot", "outer", "cdist",
            "addmv", "tensordot", "kron", "cross"]
@@ -33,30 +33,18 @@ def _same_dtype(a, b, what):
                            f"{a.dtype} and {b.dtype}")
 
 
-_SCALAR = {"float32": ("Float", "float"), "float64": ("Double", "double"),
-           "float16": ("Half", "c10::Half"), "bfloat16": ("BFloat16", "c10::BFloat16"),
-           "int64": ("Long", "long int"), "int32": ("Int", "int"), "int16": ("Short", "short int"),
-           "int8": ("Char", "signed char"), "uint8": ("Byte", "unsigned char"),
-           "bool": ("Bool", "bool")}
-
-
-def _scalar(dtype, c_name=False):
-    """PyTorch's name of ``dtype`` in its messages: ``Float``, or the C++ ``float``."""
-    return _SCALAR.get(dtype, (dtype, dtype))[c_name]
-
-
 def _mm_dtypes(a, b):
     """PyTorch's check of ``mm`` (and of ``matmul`` where it folds to ``mm``)."""
     if a.dtype != b.dtype:
         raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: "
-                           f"{_scalar(a.dtype, True)} != {_scalar(b.dtype, True)}")
+                           f"{torch_name(a.dtype, True)} != {torch_name(b.dtype, True)}")
 
 
 def _bmm_dtypes(a, b):
     """PyTorch's check of ``bmm`` (and of batched ``matmul``)."""
     if a.dtype != b.dtype:
-        raise RuntimeError(f"expected scalar type {_scalar(a.dtype)} but found "
-                           f"{_scalar(b.dtype)}")
+        raise RuntimeError(f"expected scalar type {torch_name(a.dtype)} but found "
+                           f"{torch_name(b.dtype)}")
 
 
 def _matmul_dtypes(a, b):
@@ -66,9 +54,9 @@ def _matmul_dtypes(a, b):
         return
     if a.ndim == 1 and b.ndim == 1:
         raise RuntimeError(f"dot : expected both vectors to have same dtype, but found "
-                           f"{_scalar(a.dtype)} and {_scalar(b.dtype)}")
+                           f"{torch_name(a.dtype)} and {torch_name(b.dtype)}")
     if a.ndim == 2 and b.ndim == 1:
-        v, m = _scalar(b.dtype), _scalar(a.dtype)
+        v, m = torch_name(b.dtype), torch_name(a.dtype)
         raise RuntimeError(f"addmv input tensors must have the same dtype, but got {v}, {m}, "
                            f"and {v}")
     if b.ndim <= 2:
@@ -279,14 +267,19 @@ def bilinear(input1, input2, weight, bias=None):
     return out if bias is None else out + bias
 
 
-def addmm(input, mat1, mat2, *, beta=1, alpha=1):
-    """``beta * input + alpha * (mat1 @ mat2)``; ``input`` broadcasts to the product."""
-    product = mm(mat1, mat2)
+def _scaled_add(product, input, beta, alpha):
+    """``beta * input + alpha * product``: with ``beta`` 0, as PyTorch, ``input`` is ignored
+    (nan and inf in it do not propagate)."""
     if alpha != 1:
         product = product * alpha
-    if beta == 0:           # as PyTorch: input is ignored (nan and inf in it do not propagate)
+    if beta == 0:
         return product
     return product + (input if beta == 1 else input * beta)
+
+
+def addmm(input, mat1, mat2, *, beta=1, alpha=1):
+    """``beta * input + alpha * (mat1 @ mat2)``; ``input`` broadcasts to the product."""
+    return _scaled_add(mm(mat1, mat2), input, beta, alpha)
 
 
 def mv(input, vec):
@@ -330,7 +323,7 @@ def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
     for name, t in (("X1", x1), ("X2", x2)):
         if not t.is_floating_point():
             raise RuntimeError(f"cdist only supports floating-point dtypes, {name} got: "
-                               f"{_scalar(t.dtype)}")
+                               f"{torch_name(t.dtype)}")
     if x1.shape[-1] != x2.shape[-1]:
         raise RuntimeError(f"X1 and X2 must have the same number of columns. X1: "
                            f"{x1.shape[-1]} X2: {x2.shape[-1]}")
@@ -349,16 +342,10 @@ def addmv(input, mat, vec, *, beta=1, alpha=1):
         raise RuntimeError(f"size mismatch, got input ({input.numel()}), mat "
                            f"({mat.shape[0]}x{mat.shape[1]}), vec ({vec.shape[0]})")
     if len({input.dtype, mat.dtype, vec.dtype}) > 1:
-        from .elementwise_unary import _torch_name
         raise RuntimeError(f"addmv input tensors must have the same dtype, but got "
-                           f"{_torch_name(input.dtype)}, {_torch_name(mat.dtype)}, and "
-                           f"{_torch_name(vec.dtype)}")
-    product = mv(mat, vec)
-    if alpha != 1:
-        product = product * alpha
-    if beta == 0:           # as PyTorch: input is ignored (nan and inf in it do not propagate)
-        return product
-    return product + (input if beta == 1 else input * beta)
+                           f"{torch_name(input.dtype)}, {torch_name(mat.dtype)}, and "
+                           f"{torch_name(vec.dtype)}")
+    return _scaled_add(mv(mat, vec), input, beta, alpha)
 
 
 def tensordot(a, b, dims=2):

@@ -18,8 +18,7 @@ import numpy as np
 from nn.ops import loss as ops
 
 from .. import device as devices
-from .base import Tensor, broadcast_shape
-from .elementwise_unary import _torch_name
+from .base import Tensor, broadcast_shape, torch_name
 from .fused import FusedOp, run_kernel
 
 __all__ = ["cross_entropy", "nll_loss", "mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss",
@@ -91,7 +90,7 @@ def _class_targets(target, classes, ignore_index):
     """Class indices as int64, checked as PyTorch checks them (before a kernel gathers)."""
     if target.dtype not in ("int64", "uint8"):
         raise RuntimeError("expected target dtype to be Long or Byte, but got "
-                           f"{_torch_name(target.dtype)}")
+                           f"{torch_name(target.dtype)}")
     target = target.to("int64")
     if target.numel():
         (found, value), = [devices.host(a).tolist() for a in run_kernel(

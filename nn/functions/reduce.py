@@ -19,9 +19,8 @@ from nn.ops import cpu, declare
 from .. import device as devices
 
 from .base import (FLOATING, Op, Tensor, _dim, _dims, _kept, _kernel, _kernel_f32, _reduced,
-                   arange, cast, max_result)
+                   arange, cast, max_result, torch_name)
 from .elementwise import maximum, minimum, where
-from .elementwise_unary import _torch_name
 from .shape import cat as _cat, expand
 
 __all__ = ["sum", "mean", "max", "min", "amax", "amin", "argmax", "argmin", "var", "std",
@@ -124,7 +123,7 @@ def mean(input, dim=None, keepdim=False, *, dtype=None):
         input = cast(input, _dtype(dtype))
     _floating_only(input, "mean", "mean(): could not infer output dtype. Input dtype must be "
                    "either a floating point or complex dtype. Got: "
-                   f"{input.dtype.capitalize() if input.dtype != 'int64' else 'Long'}")
+                   f"{torch_name(input.dtype)}")
     return (Mean if dim is None else MeanDim).apply(input, _all_dims(dim, input.ndim), keepdim)
 
 
@@ -134,7 +133,7 @@ def nanmean(input, dim=None, keepdim=False, *, dtype=None):
     if dtype is not None:
         input = cast(input, _dtype(dtype))
     _floating_only(input, "nanmean", "nanmean(): expected input to have floating point or "
-                   f"complex dtype but got {input.dtype.capitalize()}")
+                   f"complex dtype but got {torch_name(input.dtype)}")
     missing = input.isnan()
     total = sum(where(missing, 0.0, input), dim, keepdim)
     count = sum(missing.logical_not().to(input.dtype), dim, keepdim)
@@ -757,7 +756,7 @@ def _running_extremum(data, dim, larger):
     return np.moveaxis(out, -1, dim)
 
 
-def _cumulative_extremum(name, result, larger, input, dim):
+def _cumulative_extremum(result, larger, input, dim):
     from .base import to_device
     from .index import gather
     if input.ndim == 0:
@@ -773,12 +772,12 @@ def _cumulative_extremum(name, result, larger, input, dim):
 def cummax(input, dim):
     """(values, indices) of the running maximum along ``dim``; the values' gradient goes to
     the element each came from."""
-    return _cumulative_extremum("cummax", cummax_result, True, input, dim)
+    return _cumulative_extremum(cummax_result, True, input, dim)
 
 
 def cummin(input, dim):
     """(values, indices) of the running minimum along ``dim``."""
-    return _cumulative_extremum("cummin", cummin_result, False, input, dim)
+    return _cumulative_extremum(cummin_result, False, input, dim)
 
 
 def logcumsumexp(input, dim):
@@ -856,13 +855,13 @@ def cov(input, *, correction=1, fweights=None, aweights=None):
         _check_weights("fweights", fweights, n)
         if fweights.is_floating_point():
             raise RuntimeError("cov(): expected fweights to have integral dtype but got "
-                               f"fweights with {_torch_name(fweights.dtype)} dtype")
+                               f"fweights with {torch_name(fweights.dtype)} dtype")
         w = fweights.reshape(-1)
     if aweights is not None:
         _check_weights("aweights", aweights, n)
         if not aweights.is_floating_point():
             raise RuntimeError("cov(): expected aweights to have floating point dtype but got "
-                               f"aweights with {_torch_name(aweights.dtype)} dtype")
+                               f"aweights with {torch_name(aweights.dtype)} dtype")
         w = aweights.reshape(-1) if w is None else w * aweights.reshape(-1)
     if w is None:
         total = float(n)

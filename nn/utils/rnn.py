@@ -2,8 +2,8 @@
 padded into one batch (differentiable)."""
 from __future__ import annotations
 
-from ..functions import cat, stack
-from ..tensor import Tensor, full
+from ..functions import pad, stack
+from ..tensor import Tensor
 
 __all__ = ["pad_sequence"]
 
@@ -34,14 +34,10 @@ def pad_sequence(sequences, batch_first=False, padding_value=0.0, padding_side="
                                f"{list(rest)} of sequence 0, but sequence {k} has shape "
                                f"{list(seq.shape)}")
     longest = max(seq.shape[0] for seq in sequences)
-    padded = [_pad(seq, longest, padding_value, padding_side) for seq in sequences]
+    padded = []
+    for seq in sequences:           # lengthened along dim 0 on padding_side
+        missing = longest - seq.shape[0]
+        ends = (0, missing) if padding_side == "right" else (missing, 0)
+        padded.append(pad(seq, (0, 0) * (seq.ndim - 1) + ends, value=padding_value)
+                      if missing else seq)
     return stack(padded, 0 if batch_first else 1)
-
-
-def _pad(seq, length, value, side):
-    """``seq`` lengthened to ``length`` along dim 0 with ``value`` on ``side``."""
-    missing = length - seq.shape[0]
-    if missing == 0:
-        return seq
-    pad = full((missing, *seq.shape[1:]), value, dtype=seq.dtype, device=seq.device)
-    return cat([seq, pad] if side == "right" else [pad, seq])

@@ -178,14 +178,29 @@ def test_det_inv():
     check(torch.linalg.inv, nn.linalg.inv, M)
 
 
-def test_det_inv_double_backward():
+@pytest.mark.parametrize("name", ["det", "inv"])
+def test_det_inv_double_backward(name):
     a = nn.tensor(M[0], requires_grad=True)
     t = torch.tensor(M[0], requires_grad=True)
-    (g,) = nn.autograd.grad(nn.linalg.det(a), a, create_graph=True)
-    (tg,) = torch.autograd.grad(torch.linalg.det(t), t, create_graph=True)
-    g.sum().backward()
-    tg.sum().backward()
+    (g,) = nn.autograd.grad(getattr(nn.linalg, name)(a).sum(), a, create_graph=True)
+    (tg,) = torch.autograd.grad(getattr(torch.linalg, name)(t).sum(), t, create_graph=True)
+    np.testing.assert_allclose(g.detach().numpy(), tg.detach().numpy(), rtol=1e-9)
+    (g * g).sum().backward()
+    (tg * tg).sum().backward()
     np.testing.assert_allclose(a.grad.numpy(), t.grad.numpy(), rtol=1e-9)
+
+
+@pytest.mark.parametrize("dtype", ["int32", "int64", "bool"])
+def test_dtype_names_in_messages_are_torchs(dtype):
+    """One table of PyTorch's dtype names serves every message ("Int", not "Int32")."""
+    calls = [lambda lib, x: lib.mean(x), lambda lib, x: lib.nanmean(x),
+             lambda lib, x: lib.linalg.det(x), lambda lib, x: lib.mm(x, x.float())]
+    for call in calls:
+        with pytest.raises(RuntimeError) as theirs:
+            call(torch, torch.zeros(2, 2, dtype=getattr(torch, dtype)))
+        with pytest.raises(RuntimeError) as ours:
+            call(nn, nn.zeros(2, 2, dtype=dtype))
+        assert str(ours.value) == str(theirs.value)
 
 
 def test_solve():
@@ -291,17 +306,31 @@ def test_lbfgs_tolerances_and_state():
 
 
 def test_lbfgs_on_the_gpu():
-    w = nn.tensor([0.5, -0.5, 0.0], requires_grad=True).cuda().detach().requires_grad_()
+    """The GPU steps land where torch's LBFGS does from the same start."""
+    start = [0.5, -0.5, 0.0]
+    w = nn.tensor(start, requires_grad=True).cuda().detach().requires_grad_()
     a, b = nn.tensor(A_LS).cuda(), nn.tensor(B_LS).cuda()
     opt = nn.optim.LBFGS([w], max_iter=3)
+    tw = torch.tensor(start, requires_grad=True)
+    ta, tb = torch.tensor(A_LS), torch.tensor(B_LS)
+    topt = torch.optim.LBFGS([tw], max_iter=3)
 
     def closure():
         opt.zero_grad()
         loss = ((a @ w - b) ** 2).sum()
         loss.backward()
         return loss
+
+    def tclosure():
+        topt.zero_grad()
+        loss = ((ta @ tw - tb) ** 2).sum()
+        loss.backward()
+        return loss
     first = float(opt.step(closure))
+    np.testing.assert_allclose(first, topt.step(tclosure).item(), rtol=1e-6)
     assert w.is_cuda and float(closure()) < first
+    np.testing.assert_allclose(w.detach().cpu().numpy(), tw.detach().numpy(), rtol=1e-4,
+                               atol=1e-5)
 
 
 # ----------------------------------------------------------------------------- hooks
