@@ -6,7 +6,8 @@ import numpy as np
 
 from .. import functional as F
 from ..tensor import Tensor, get_default_dtype, ones, zeros
-from .module import LazyModuleMixin, Module, Parameter, UninitializedParameter
+from .module import (LazyModuleMixin, Module, Parameter, UninitializedBuffer,
+                     UninitializedParameter, _UninitializedTensor)
 
 __all__ = ["BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "LazyBatchNorm1d", "LazyBatchNorm2d"]
 
@@ -102,48 +103,47 @@ class BatchNorm3d(_BatchNorm):
 
 class _LazyBatchNorm(LazyModuleMixin):
     """A batch norm whose ``num_features`` is the channel count (``shape[1]``) of its first
-    input: until then the parameters are ``UninitializedParameter``s and the running
-    statistics empty; then they are made and initialized as the batch norm's, and the module
-    becomes that batch norm (``cls_to_become``); ``load_state_dict`` materializes them too."""
+    input, as PyTorch's ``_LazyNormBase``: until then the parameters are
+    ``UninitializedParameter``s and the running statistics ``UninitializedBuffer``s; then
+    they are materialized and initialized as the batch norm's, and the module becomes that
+    batch norm (``cls_to_become``); ``load_state_dict`` materializes them too."""
 
     def __init__(self, eps=1e-5, momentum=0.1, affine=True, track_running_stats=True,
                  device=None, dtype=None):
-        self.cls_to_become.__init__(self, 0, eps, momentum, affine, track_running_stats,
-                                    None, dtype)
-        self._lazy = (device, np.dtype(dtype or get_default_dtype()).name)
+        # built without parameters or statistics (nothing drawn or filled), then made lazy
+        self.cls_to_become.__init__(self, 0, eps, momentum, False, False, None, dtype)
+        self.affine, self.track_running_stats = affine, track_running_stats
         if affine:
             self.weight = UninitializedParameter(device=device, dtype=dtype)
             self.bias = UninitializedParameter(device=device, dtype=dtype)
+        if track_running_stats:
+            self.running_mean = UninitializedBuffer(device=device, dtype=dtype)
+            self.running_var = UninitializedBuffer(device=device, dtype=dtype)
+            tracked = Tensor(np.array(0, "int64"))
+            self.num_batches_tracked = tracked if device is None else tracked.to(device)
 
-    def has_uninitialized_params(self):
-        return self.num_features == 0
-
-    def _materialize(self, num_features):
-        device, dtype = self._lazy
-        self.num_features = num_features
-        if self.affine:
-            self.weight.materialize((num_features,))
-            self.bias.materialize((num_features,))
-        if self.track_running_stats:
-            self.running_mean = zeros(num_features, dtype=dtype, device=device)
-            self.running_var = ones(num_features, dtype=dtype, device=device)
-            self.num_batches_tracked = Tensor(np.array(0, "int64"))
-            if device is not None:
-                self.num_batches_tracked = self.num_batches_tracked.to(device)
-        self.reset_parameters()
+    def reset_parameters(self):
+        if not self.has_uninitialized_params() and self.num_features != 0:
+            super().reset_parameters()
 
     def initialize_parameters(self, input):
-        """Materialize the parameters and statistics for ``input.shape[1]`` features."""
-        if self.has_uninitialized_params():
-            self._check_input_dim(input)
-            self._materialize(input.shape[1])
+        """Materialize the parameters and statistics still uninitialized for
+        ``input.shape[1]`` features and give them the batch norm's initial values (those a
+        ``load_state_dict`` gave keep theirs)."""
+        self._check_input_dim(input)
+        if self.num_features == 0:
+            loaded = [t for t in (self.weight, self.running_mean)
+                      if t is not None and not isinstance(t, _UninitializedTensor)]
+            self.num_features = loaded[0].shape[0] if loaded else input.shape[1]
+        for name, value in _INITIAL.items():
+            tensor = getattr(self, name)
+            if isinstance(tensor, _UninitializedTensor):
+                tensor.materialize((self.num_features,))
+                tensor.detach().fill_(value)
 
-    def _load_from_state_dict(self, state_dict, prefix, *args, **kwargs):
-        for name in ("weight", "running_mean"):
-            value = state_dict.get(prefix + name)
-            if self.has_uninitialized_params() and isinstance(value, Tensor):
-                self._materialize(value.shape[0])
-        super()._load_from_state_dict(state_dict, prefix, *args, **kwargs)
+
+# the values a lazy batch norm's parameters and running statistics start from
+_INITIAL = {"weight": 1, "bias": 0, "running_mean": 0, "running_var": 1}
 
 
 class LazyBatchNorm1d(_LazyBatchNorm, BatchNorm1d):

@@ -93,18 +93,20 @@ class Sequential(Module):
         del self[key]
         return module
 
+    @staticmethod
+    def _addend(other):
+        """``other`` for ``+`` and ``+=``: a Sequential, with PyTorch's error otherwise."""
+        if not isinstance(other, Sequential):
+            raise ValueError("add operator supports only objects of Sequential class, but "
+                             f"{type(other)} is given.")
+        return other
+
     def __add__(self, other):
         """A new Sequential of this one's modules then ``other``'s (the same objects)."""
-        if not isinstance(other, Sequential):
-            raise ValueError("add operator supports only objects of Sequential class, but "
-                             f"{type(other)} is given.")
-        return Sequential(*self, *other)
+        return Sequential(*self, *self._addend(other))
 
     def __iadd__(self, other):
-        if not isinstance(other, Sequential):
-            raise ValueError("add operator supports only objects of Sequential class, but "
-                             f"{type(other)} is given.")
-        return self.extend(list(other))
+        return self.extend(list(self._addend(other)))
 
     def _repeats(self, other):
         """``other`` as a repeat count for ``*``, with PyTorch's errors."""

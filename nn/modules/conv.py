@@ -1,4 +1,4 @@
-"""Conv1d, Conv2d and Conv3d (and ConvTranspose3d), as torch.nn has them: PyTorch's arguments, checks, default
+"""Conv1d, Conv2d and Conv3d, as torch.nn has them: PyTorch's arguments, checks, default
 initialization and repr; the padding modes other than zeros pad with ``nn.functional.pad``
 first and convolve without padding."""
 from __future__ import annotations
@@ -12,8 +12,7 @@ from ..functions import conv as F
 from ..tensor import get_default_dtype
 from .module import LazyModuleMixin, Module, Parameter, UninitializedParameter
 
-__all__ = ["Conv1d", "Conv2d", "Conv3d", "ConvTranspose3d", "LazyConv1d", "LazyConv2d",
-           "LazyConv3d"]
+__all__ = ["Conv1d", "Conv2d", "Conv3d", "LazyConv1d", "LazyConv2d", "LazyConv3d"]
 
 _PADDING_MODES = {"zeros", "reflect", "replicate", "circular"}
 
@@ -147,21 +146,6 @@ class Conv3d(_ConvNd):
         return self._convolve(F.conv3d, input, self.weight, self.bias)
 
 
-# after conv_extra_repr: conv_transpose imports it from here
-from .conv_transpose import _ConvTransposeNd  # noqa: E402
-
-
-class ConvTranspose3d(_ConvTransposeNd):
-    """3-d transposed convolution over (N, C_in, D, H, W); weight
-    (C_in, C_out / groups, kD, kH, kW)."""
-    nd = 3
-
-    def forward(self, input, output_size=None):
-        return F.conv_transpose3d(input, self.weight, self.bias, self.stride, self.padding,
-                                  self._output_padding(input, output_size), self.groups,
-                                  self.dilation)
-
-
 class _LazyConvNd(LazyModuleMixin):
     """A convolution whose ``in_channels`` is the channel count of its first input (the
     first dimension of an unbatched one). Until then its parameters are
@@ -171,10 +155,10 @@ class _LazyConvNd(LazyModuleMixin):
 
     def __init__(self, out_channels, kernel_size, stride=1, padding=0, dilation=1, groups=1,
                  bias=True, padding_mode="zeros", device=None, dtype=None):
-        # built with groups input channels (a valid, tiny weight), then made lazy
-        self.cls_to_become.__init__(self, groups, out_channels, kernel_size, stride, padding,
+        # built with 0 input channels (an empty weight, nothing drawn, as PyTorch's), then
+        # made lazy
+        self.cls_to_become.__init__(self, 0, out_channels, kernel_size, stride, padding,
                                     dilation, groups, bias, padding_mode, None, dtype)
-        self.in_channels = 0
         self.weight = UninitializedParameter(device=device, dtype=dtype)
         self.register_parameter("bias", UninitializedParameter(device=device, dtype=dtype)
                                 if bias else None)

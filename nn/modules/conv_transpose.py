@@ -1,6 +1,6 @@
-"""ConvTranspose1d and ConvTranspose2d, as torch.nn has them: weight (in, out / groups, k...),
-PyTorch's initialization, and ``forward(input, output_size=None)`` (``output_size`` picks
-the output padding that reaches it)."""
+"""ConvTranspose1d, ConvTranspose2d and ConvTranspose3d, as torch.nn has them: weight
+(in, out / groups, k...), PyTorch's initialization, and ``forward(input, output_size=None)``
+(``output_size`` picks the output padding that reaches it)."""
 from __future__ import annotations
 
 import math
@@ -13,7 +13,7 @@ from .conv import conv_extra_repr
 from .module import Module, Parameter
 from ..tensor import get_default_dtype
 
-__all__ = ["ConvTranspose1d", "ConvTranspose2d"]
+__all__ = ["ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d"]
 
 
 def _ntuple(value, n):
@@ -101,5 +101,16 @@ class ConvTranspose1d(_ConvTransposeNd):
 
     def forward(self, input, output_size=None):
         return F.conv_transpose1d(input, self.weight, self.bias, self.stride, self.padding,
+                                  self._output_padding(input, output_size), self.groups,
+                                  self.dilation)
+
+
+class ConvTranspose3d(_ConvTransposeNd):
+    """3-d transposed convolution over (N, C_in, D, H, W); weight
+    (C_in, C_out / groups, kD, kH, kW)."""
+    nd = 3
+
+    def forward(self, input, output_size=None):
+        return F.conv_transpose3d(input, self.weight, self.bias, self.stride, self.padding,
                                   self._output_padding(input, output_size), self.groups,
                                   self.dilation)

@@ -5,8 +5,8 @@ insertion order, so that ``named_parameters`` and ``state_dict`` name them with 
 keys (``0.weight``, ``encoder.layers.1.bias``). Calling a module runs its forward pre-hooks,
 ``forward`` and its forward hooks; with full backward hooks registered, identity autograd
 Functions (``BackwardHookFunction``) around its tensor inputs and outputs report their
-gradients to the hooks. ``UninitializedParameter`` holds the place of a lazy module's
-parameters until their shapes are known.
+gradients to the hooks. ``UninitializedParameter`` and ``UninitializedBuffer`` hold the
+place of a lazy module's parameters and buffers until their shapes are known.
 """
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ from .. import autograd, init
 from ..device import host, move
 from ..tensor import FLOATING, Tensor, _check_device, dtype_name, get_default_dtype
 
-__all__ = ["Parameter", "UninitializedParameter", "Module"]
+__all__ = ["Parameter", "UninitializedParameter", "UninitializedBuffer", "Module"]
 
 
 class Parameter(Tensor):
@@ -47,16 +47,17 @@ UNINITIALIZED = ("Can't access the shape or values of an uninitialized parameter
                  "or load a state_dict before using its parameters.")
 
 
-class UninitializedParameter(Parameter):
-    """The parameter of a lazy module before its shape is known: it has a dtype and
-    ``requires_grad``, and any use of its shape or values is an error until ``materialize``
-    turns it into a ``Parameter``."""
-    cls_to_become = Parameter
+class _UninitializedTensor:
+    """What ``UninitializedParameter`` and ``UninitializedBuffer`` share, as PyTorch's
+    ``UninitializedTensorMixin``: a dtype and a device, and any use of the shape or values
+    is an error until ``materialize`` gives the tensor a shape and turns it into
+    ``cls_to_become``."""
+    cls_to_become = Tensor
 
-    def __init__(self, requires_grad=True, device=None, dtype=None):
+    def _init_lazy(self, device, dtype):
         self._lazy_device = _check_device(device)
         self._lazy_dtype = dtype_name(dtype or get_default_dtype())
-        super().__init__(np.empty((0,), self._lazy_dtype), requires_grad)
+        return np.empty((0,), self._lazy_dtype)
 
     @property
     def _data(self):
@@ -74,29 +75,50 @@ class UninitializedParameter(Parameter):
         return self
 
     def materialize(self, shape, device=None, dtype=None):
-        """Give the parameter its ``shape`` (values unset): it becomes a Parameter."""
+        """Give the tensor its ``shape`` (values unset): it becomes ``cls_to_become``."""
         device = self._lazy_device if device is None else _check_device(device)
         data = np.empty(tuple(shape), dtype_name(dtype or self._lazy_dtype))
         self.__dict__["_data"] = move(data, device)
         self.__class__ = self.cls_to_become
 
     def __repr__(self):
-        return "<UninitializedParameter>"
+        return f"<{type(self).__name__}>"
 
+
+class UninitializedParameter(_UninitializedTensor, Parameter):
+    """The parameter of a lazy module before its shape is known: it has a dtype and
+    ``requires_grad``, and any use of its shape or values is an error until ``materialize``
+    turns it into a ``Parameter``."""
+    cls_to_become = Parameter
+
+    def __init__(self, requires_grad=True, device=None, dtype=None):
+        Parameter.__init__(self, self._init_lazy(device, dtype), requires_grad)
+
+
+class UninitializedBuffer(_UninitializedTensor, Tensor):
+    """The buffer of a lazy module (a lazy batch norm's running statistics) before its shape
+    is known; ``materialize`` (or ``load_state_dict``) turns it into a Tensor."""
+    cls_to_become = Tensor
+
+    def __init__(self, requires_grad=False, device=None, dtype=None):
+        Tensor.__init__(self, self._init_lazy(device, dtype), requires_grad=requires_grad)
 
 
 class LazyModuleMixin:
-    """PyTorch's lazy modules: parameters are ``UninitializedParameter``s until the first
-    forward, which calls ``initialize_parameters(input)`` and turns the module into
-    ``cls_to_become`` (``load_state_dict`` materializes them too)."""
+    """PyTorch's lazy modules: parameters (and buffers) are ``UninitializedParameter``s
+    (``UninitializedBuffer``s) until the first forward, which calls
+    ``initialize_parameters(input)`` and turns the module into ``cls_to_become``
+    (``load_state_dict`` materializes them too)."""
 
     def has_uninitialized_params(self):
-        return any(isinstance(p, UninitializedParameter) for p in self._parameters.values())
+        return any(isinstance(t, _UninitializedTensor)
+                   for t in itertools.chain(self._parameters.values(), self._buffers.values()))
 
     def forward(self, input):
         self.initialize_parameters(input)
         self.__class__ = self.cls_to_become
         return self.forward(input)
+
 
 class _IncompatibleKeys(collections.namedtuple("IncompatibleKeys",
                                                ["missing_keys", "unexpected_keys"])):
@@ -522,7 +544,7 @@ class Module:
                               error_msgs, assign=False):
         for name, param, value in self._loadable(state_dict, prefix, strict, missing_keys,
                                                  unexpected_keys, error_msgs):
-            if isinstance(param, UninitializedParameter):
+            if isinstance(param, _UninitializedTensor):
                 param.materialize(value.shape)
             if assign:
                 self._assign_loaded(name, param, value)
@@ -549,7 +571,7 @@ class Module:
                                   "nn.Tensor or Tensor-like object from checkpoint but "
                                   f"received {type(value)}")
                 continue
-            if not isinstance(param, UninitializedParameter) and value.shape != param.shape:
+            if not isinstance(param, _UninitializedTensor) and value.shape != param.shape:
                 error_msgs.append(f"size mismatch for {key}: copying a param with shape "
                                   f"{list(value.shape)} from checkpoint, the shape in current "
                                   f"model is {list(param.shape)}.")

@@ -29,7 +29,7 @@ eps, weight_decay, 1 - lr * weight_decay); adagrad (-clr, weight_decay, eps); rm
 alpha, 1 - alpha, eps, weight_decay, momentum); adamax (-lr / bias_correction1, 1 - beta1,
 beta2, eps, weight_decay); adadelta (-lr, rho, 1 - rho, eps, weight_decay); nadam (-lr * (1 -
 mu) / (1 - mu_product), 1 - beta1, beta2, 1 - beta2, bias_correction2, eps, weight_decay,
-1 - lr * weight_decay, -lr * mu_next / (1 - mu_product_next)); radam (lr, 1 - beta1, beta2,
+1 - lr * weight_decay, -lr * mu_next / (1 - mu_product_next)); radam (-lr, 1 - beta1, beta2,
 1 - beta2, bias_correction1, sqrt(bias_correction2), eps, weight_decay, 1 - lr *
 weight_decay, rect); rprop (etaminus, etaplus, step_size_min, step_size_max); asgd (1 - lambd *
 eta, -eta, weight_decay, mu). The arithmetic follows PyTorch's single-tensor
@@ -44,8 +44,8 @@ from te import dtypes
 from . import cpu
 from .cpu_util import num_elements, schedule_rows
 
-__all__ = ["sgd_update", "adam_update", "adagrad_update", "rmsprop_update",
-           "adamax_update", "adadelta_update", "nadam_update", "radam_update", "rprop_update", "asgd_update",
+__all__ = ["sgd_update", "adam_update", "adagrad_update", "rmsprop_update", "adamax_update",
+           "adadelta_update", "nadam_update", "radam_update", "rprop_update", "asgd_update",
            "schedule_update"]
 
 
@@ -55,6 +55,22 @@ def _gradient(p, g, i, h, weight_decay_at, maximize, weight_decay):
     if weight_decay:
         grad = grad + h[weight_decay_at] * p[i]
     return grad
+
+
+def _decayed(p, i, h, at, weight_decay):
+    """The parameter a decoupled weight decay scales first (``p * (1 - lr * wd)``, h[at])."""
+    return p[i] * h[at] if weight_decay == "decoupled" else p[i]
+
+
+def _first_moment(exp_avg, i, grad, h):
+    """Adam's first moment ``lerp(m, g, 1 - beta1)`` (1 - beta1 in h[1])."""
+    return exp_avg[i] + h[1] * (grad - exp_avg[i])
+
+
+def _moments(exp_avg, exp_avg_sq, i, grad, h):
+    """Adam's moments ``m = lerp(m, g, 1 - beta1)`` and ``v = beta2 * v + (1 - beta2) * g *
+    g`` (h[1], h[2], h[3], as Adam, NAdam and RAdam lay out ``h``)."""
+    return _first_moment(exp_avg, i, grad, h), exp_avg_sq[i] * h[2] + h[3] * grad * grad
 
 
 def sgd_update(p, g, *rest, weight_decay=False, momentum=False, nesterov=False,
@@ -82,9 +98,8 @@ def adam_update(p, g, exp_avg, exp_avg_sq, *rest, weight_decay="none", amsgrad=F
 
     def body(i):
         grad = _gradient(p, g, i, h, 6, maximize, weight_decay == "l2")
-        param = p[i] * h[7] if weight_decay == "decoupled" else p[i]
-        m = exp_avg[i] + h[1] * (grad - exp_avg[i])
-        v = exp_avg_sq[i] * h[2] + h[3] * grad * grad
+        param = _decayed(p, i, h, 7, weight_decay)
+        m, v = _moments(exp_avg, exp_avg_sq, i, grad, h)
         outs = [m, v]
         if amsgrad:
             v = te.max(rest[0][i], v)
@@ -131,17 +146,12 @@ def rmsprop_update(p, g, square_avg, *rest, weight_decay=False, momentum=False,
     return _outputs(p, body, "rmsprop_update")
 
 
-def _decayed(p, i, h, at, weight_decay):
-    """The parameter a decoupled weight decay scales first (``p * (1 - lr * wd)``, h[at])."""
-    return p[i] * h[at] if weight_decay == "decoupled" else p[i]
-
-
 def adamax_update(p, g, exp_avg, exp_inf, h, *, weight_decay=False, maximize=False):
     """Adamax: ``m = lerp(m, g, 1 - beta1)``, ``u = max(beta2 * u, |g| + eps)``;
     ``p += -clr * m / u``."""
     def body(i):
         grad = _gradient(p, g, i, h, 4, maximize, weight_decay)
-        m = exp_avg[i] + h[1] * (grad - exp_avg[i])
+        m = _first_moment(exp_avg, i, grad, h)
         u = te.max(exp_inf[i] * h[2], te.abs(grad) + h[3])
         return p[i] + h[0] * (m / u), m, u
     return _outputs(p, body, "adamax_update")
@@ -167,8 +177,7 @@ def nadam_update(p, g, exp_avg, exp_avg_sq, h, *, weight_decay="none", maximize=
     def body(i):
         grad = _gradient(p, g, i, h, 6, maximize, weight_decay == "l2")
         param = _decayed(p, i, h, 7, weight_decay)
-        m = exp_avg[i] + h[1] * (grad - exp_avg[i])
-        v = exp_avg_sq[i] * h[2] + h[3] * grad * grad
+        m, v = _moments(exp_avg, exp_avg_sq, i, grad, h)
         denom = te.sqrt(v / h[4]) + h[5]
         return param + h[0] * (grad / denom) + h[8] * (m / denom), m, v
     return _outputs(p, body, "nadam_update")
@@ -176,17 +185,16 @@ def nadam_update(p, g, exp_avg, exp_avg_sq, h, *, weight_decay="none", maximize=
 
 def radam_update(p, g, exp_avg, exp_avg_sq, h, *, weight_decay="none", rectify=False,
                  maximize=False):
-    """RAdam: Adam's moments; ``p -= m / bias_correction1 * lr * (sqrt(bias_correction2) /
+    """RAdam: Adam's moments; ``p += m / bias_correction1 * -lr * (sqrt(bias_correction2) /
     (sqrt(v) + eps) * rect`` when ``rectify``, the variance being tractable)."""
     def body(i):
         grad = _gradient(p, g, i, h, 7, maximize, weight_decay == "l2")
         param = _decayed(p, i, h, 8, weight_decay)
-        m = exp_avg[i] + h[1] * (grad - exp_avg[i])
-        v = exp_avg_sq[i] * h[2] + h[3] * grad * grad
+        m, v = _moments(exp_avg, exp_avg_sq, i, grad, h)
         step = m / h[4] * h[0]
         if rectify:
             step = step * (h[5] / (te.sqrt(v) + h[6])) * h[9]
-        return param - step, m, v
+        return param + step, m, v
     return _outputs(p, body, "radam_update")
 
 

@@ -1,7 +1,7 @@
 """``nn.optim``, as ``torch.optim``: the ``Optimizer`` base class, ``SGD``, ``Adam``, ``AdamW``,
-``Adagrad``, ``RMSprop``, ``Adamax``, ``Adadelta``, ``NAdam`` and ``RAdam``, ``Rprop`` and ``ASGD`` (each parameter's
-update one compiled, fused te kernel), ``LBFGS`` (closure-based), and the learning-rate
-schedulers in ``nn.optim.lr_scheduler``."""
+``Adagrad``, ``RMSprop``, ``Adamax``, ``Adadelta``, ``NAdam`` and ``RAdam``, ``Rprop`` and
+``ASGD`` (each parameter's update one compiled, fused te kernel), ``LBFGS`` (closure-based),
+and the learning-rate schedulers in ``nn.optim.lr_scheduler``."""
 from . import lr_scheduler  # noqa: F401
 from .adadelta import Adadelta
 from .adagrad import Adagrad

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from nn.ops.optim import adadelta_update
 
-from .optimizer import Optimizer, check_numbers, no_differentiable
+from .optimizer import Optimizer, check_nonnegative, check_numbers, no_differentiable
 
 __all__ = ["Adadelta"]
 
@@ -21,15 +21,11 @@ class Adadelta(Optimizer):
 
     def __init__(self, params, lr=1.0, rho=0.9, eps=1e-6, weight_decay=0, foreach=None, *,
                  capturable=False, maximize=False, differentiable=False):
-        check_numbers(lr=lr, rho=rho, eps=eps, weight_decay=weight_decay)
-        if not 0.0 <= lr:
-            raise ValueError(f"Invalid learning rate: {lr}")
+        check_nonnegative(lr=lr)
+        check_numbers(rho=rho)
         if not 0.0 <= rho <= 1.0:
             raise ValueError(f"Invalid rho value: {rho}")
-        if not 0.0 <= eps:
-            raise ValueError(f"Invalid epsilon value: {eps}")
-        if not 0.0 <= weight_decay:
-            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+        check_nonnegative(eps=eps, weight_decay=weight_decay)
         no_differentiable(differentiable)
         defaults = dict(lr=lr, rho=rho, eps=eps, weight_decay=weight_decay, maximize=maximize,
                         capturable=capturable, foreach=foreach, differentiable=differentiable)

@@ -6,7 +6,7 @@ from __future__ import annotations
 from nn.ops.optim import adagrad_update
 
 from ..tensor import full_like, tensor
-from .optimizer import Optimizer, check_numbers, count_step, no_differentiable
+from .optimizer import Optimizer, check_nonnegative, count_step, no_differentiable
 
 __all__ = ["Adagrad"]
 
@@ -23,19 +23,8 @@ class Adagrad(Optimizer):
     def __init__(self, params, lr=1e-2, lr_decay=0, weight_decay=0,
                  initial_accumulator_value=0, eps=1e-10, foreach=None, *, maximize=False,
                  differentiable=False, fused=None):
-        check_numbers(lr=lr, lr_decay=lr_decay, weight_decay=weight_decay,
-                      initial_accumulator_value=initial_accumulator_value, eps=eps)
-        if not 0.0 <= lr:
-            raise ValueError(f"Invalid learning rate: {lr}")
-        if not 0.0 <= lr_decay:
-            raise ValueError(f"Invalid lr_decay value: {lr_decay}")
-        if not 0.0 <= weight_decay:
-            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
-        if not 0.0 <= initial_accumulator_value:
-            raise ValueError("Invalid initial_accumulator_value value: "
-                             f"{initial_accumulator_value}")
-        if not 0.0 <= eps:
-            raise ValueError(f"Invalid epsilon value: {eps}")
+        check_nonnegative(lr=lr, lr_decay=lr_decay, weight_decay=weight_decay,
+                          initial_accumulator_value=initial_accumulator_value, eps=eps)
         no_differentiable(differentiable)
         defaults = dict(lr=lr, lr_decay=lr_decay, eps=eps, weight_decay=weight_decay,
                         initial_accumulator_value=initial_accumulator_value, foreach=foreach,

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from nn.ops.optim import asgd_update
 
-from .optimizer import Optimizer, check_numbers, no_differentiable
+from .optimizer import Optimizer, check_nonnegative, check_numbers, no_differentiable
 
 __all__ = ["ASGD"]
 
@@ -22,11 +22,8 @@ class ASGD(Optimizer):
 
     def __init__(self, params, lr=1e-2, lambd=1e-4, alpha=0.75, t0=1e6, weight_decay=0,
                  foreach=None, maximize=False, differentiable=False, capturable=False):
-        check_numbers(lr=lr, lambd=lambd, alpha=alpha, t0=t0, weight_decay=weight_decay)
-        if not 0.0 <= lr:
-            raise ValueError(f"Invalid learning rate: {lr}")
-        if not 0.0 <= weight_decay:
-            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+        check_nonnegative(lr=lr, weight_decay=weight_decay)
+        check_numbers(lambd=lambd, alpha=alpha, t0=t0)
         no_differentiable(differentiable)
         defaults = dict(lr=lr, lambd=lambd, alpha=alpha, t0=t0, weight_decay=weight_decay,
                         foreach=foreach, maximize=maximize, differentiable=differentiable,

@@ -15,7 +15,7 @@ import numpy as np
 from .. import autograd
 from ..device import host, move
 from ..tensor import Tensor
-from .optimizer import Optimizer
+from .optimizer import Optimizer, check_nonnegative
 
 __all__ = ["LBFGS"]
 
@@ -143,13 +143,11 @@ class LBFGS(Optimizer):
     """
     _flat_state = True      # d, prev_flat_grad...: one vector over all the parameters
 
-
     def __init__(self, params, lr=1, max_iter=20, max_eval=None, tolerance_grad=1e-7,
                  tolerance_change=1e-9, history_size=100, line_search_fn=None):
         if isinstance(lr, Tensor) and lr.numel() != 1:
             raise ValueError("Tensor lr must be 1-element")
-        if not 0.0 <= lr:
-            raise ValueError(f"Invalid learning rate: {lr}")
+        check_nonnegative(lr=lr)
         if max_eval is None:
             max_eval = max_iter * 5 // 4
         defaults = dict(lr=lr, max_iter=max_iter, max_eval=max_eval,

@@ -7,7 +7,8 @@ import numpy as np
 
 from nn.ops.optim import nadam_update
 
-from .optimizer import Optimizer, check_adam_family, check_numbers, decay_kind, no_differentiable
+from .optimizer import (Optimizer, check_adam_family, check_nonnegative, decay_kind,
+                        no_differentiable)
 
 __all__ = ["NAdam"]
 
@@ -27,9 +28,7 @@ class NAdam(Optimizer):
                  momentum_decay=4e-3, decoupled_weight_decay=False, *, foreach=None,
                  maximize=False, capturable=False, differentiable=False):
         check_adam_family(lr, betas, eps, weight_decay)
-        check_numbers(momentum_decay=momentum_decay)
-        if not 0.0 <= momentum_decay:
-            raise ValueError(f"Invalid momentum_decay value: {momentum_decay}")
+        check_nonnegative(momentum_decay=momentum_decay)
         no_differentiable(differentiable)
         defaults = dict(lr=lr, betas=tuple(betas), eps=eps, weight_decay=weight_decay,
                         momentum_decay=momentum_decay,

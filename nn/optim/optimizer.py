@@ -256,12 +256,27 @@ def check_numbers(**values):
         if isinstance(value, Tensor):
             continue
         if isinstance(value, bool) or not isinstance(value, numbers.Real):
-            raise TypeError(f"Invalid {_LABELS.get(name, name + ' value')}: {value!r} "
+            raise TypeError(f"Invalid {_label(name)}: {value!r} "
                             f"(expected a float, got {type(value).__name__})")
 
 
 _LABELS = {"lr": "learning rate", "eps": "epsilon value",
            "beta0": "beta parameter at index 0", "beta1": "beta parameter at index 1"}
+
+
+def _label(name):
+    """How PyTorch's messages name a hyper-parameter: "learning rate", "momentum value"."""
+    return _LABELS.get(name, name + " value")
+
+
+def check_nonnegative(**values):
+    """``check_numbers``, then a ValueError with PyTorch's wording ("Invalid learning rate:
+    -1", "Invalid weight_decay value: -1") for the first value, in the order given, that is
+    not ``>= 0`` (NaN included)."""
+    check_numbers(**values)
+    for name, value in values.items():
+        if not 0.0 <= value:
+            raise ValueError(f"Invalid {_label(name)}: {value}")
 
 
 def check_betas(betas):
@@ -276,14 +291,9 @@ def check_betas(betas):
 
 def check_adam_family(lr, betas, eps, weight_decay):
     """The checks Adam and its relatives share, with PyTorch's messages."""
-    check_numbers(lr=lr, eps=eps, weight_decay=weight_decay)
-    if not 0.0 <= lr:
-        raise ValueError(f"Invalid learning rate: {lr}")
-    if not 0.0 <= eps:
-        raise ValueError(f"Invalid epsilon value: {eps}")
+    check_nonnegative(lr=lr, eps=eps)
     check_betas(betas)
-    if not 0.0 <= weight_decay:
-        raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+    check_nonnegative(weight_decay=weight_decay)
 
 
 def decay_kind(group):

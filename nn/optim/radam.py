@@ -45,7 +45,7 @@ class RAdam(Optimizer):
         rectify = rho_t > 5.0
         rect = math.sqrt((rho_t - 4) * (rho_t - 2) * rho_inf
                          / ((rho_inf - 4) * (rho_inf - 2) * rho_t)) if rectify else 1.0
-        hyper = (lr, 1 - beta1, beta2, 1 - beta2, 1 - beta1 ** step,
+        hyper = (-lr, 1 - beta1, beta2, 1 - beta2, 1 - beta1 ** step,
                  bias_correction2 ** 0.5, float(group["eps"]), weight_decay,
                  1 - lr * weight_decay, rect)
         self._run_update(radam_update, p, grad, state, names, hyper,

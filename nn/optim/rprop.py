@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from nn.ops.optim import rprop_update
 
-from .optimizer import Optimizer, check_numbers, no_differentiable
+from .optimizer import Optimizer, check_nonnegative, no_differentiable
 
 __all__ = ["Rprop"]
 
@@ -22,9 +22,7 @@ class Rprop(Optimizer):
 
     def __init__(self, params, lr=1e-2, etas=(0.5, 1.2), step_sizes=(1e-6, 50), *,
                  capturable=False, foreach=None, maximize=False, differentiable=False):
-        check_numbers(lr=lr)
-        if not 0.0 <= lr:
-            raise ValueError(f"Invalid learning rate: {lr}")
+        check_nonnegative(lr=lr)
         if not 0.0 < etas[0] < 1.0 < etas[1]:
             raise ValueError(f"Invalid eta values: {etas[0]}, {etas[1]}")
         no_differentiable(differentiable)

@@ -6,7 +6,7 @@ from __future__ import annotations
 from nn.ops.optim import sgd_update
 
 from ..tensor import zeros_like
-from .optimizer import Optimizer, check_numbers, no_differentiable
+from .optimizer import Optimizer, check_nonnegative, check_numbers, no_differentiable
 
 __all__ = ["SGD"]
 
@@ -23,14 +23,8 @@ class SGD(Optimizer):
     def __init__(self, params, lr=1e-3, momentum=0, dampening=0, weight_decay=0,
                  nesterov=False, *, maximize=False, foreach=None, differentiable=False,
                  fused=None):
-        check_numbers(lr=lr, momentum=momentum, dampening=dampening,
-                      weight_decay=weight_decay)
-        if lr < 0.0:
-            raise ValueError(f"Invalid learning rate: {lr}")
-        if momentum < 0.0:
-            raise ValueError(f"Invalid momentum value: {momentum}")
-        if weight_decay < 0.0:
-            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+        check_nonnegative(lr=lr, momentum=momentum, weight_decay=weight_decay)
+        check_numbers(dampening=dampening)
         if nesterov and (momentum <= 0 or dampening != 0):
             raise ValueError("Nesterov momentum requires a momentum and zero dampening")
         no_differentiable(differentiable)
