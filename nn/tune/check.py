@@ -50,14 +50,22 @@ def check_bool(owner, name, value):
     return value
 
 
-def json_value(owner, name, value):
-    """``value`` with numpy scalars and arrays made plain Python (ints, floats, bools) and lists
-    made tuples, if it can be stored in a JSON tuning record and read back equal; else an error
-    that says what can be stored."""
+def plain(value):
+    """``value`` as records keep it: numpy scalars and arrays made plain Python (ints, floats,
+    bools), lists and arrays made tuples, all the way down; anything else as it is."""
     if isinstance(value, np.ndarray):
         value = value.tolist()
     elif isinstance(value, np.generic):
         value = value.item()
+    if isinstance(value, (list, tuple)):
+        return tuple(plain(v) for v in value)
+    return value
+
+
+def json_value(owner, name, value):
+    """``plain(value)`` if it can be stored in a JSON tuning record and read back equal; else
+    an error that says what can be stored."""
+    value = plain(value)
     if value is None or isinstance(value, (bool, int, str)):
         return value
     if isinstance(value, float):

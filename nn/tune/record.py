@@ -220,13 +220,22 @@ def _first_fitting(name, args, recs):
         return recs[0].config
     space = get_template(name).space(*args)
     for rec in recs:
-        try:
-            return space.get(space.index_of(rec.config))   # ValueError: does not fit
-        except ValueError as err:
-            warn_user(f"skipping the record of {_describe(rec)}: it does not fit the space of "
-                      f"template {name!r} ({err}); was it tuned with another version of the "
-                      "template?")
+        index = fitting_index(space, rec)
+        if index is not None:
+            return space.get(index)
     return None
+
+
+def fitting_index(space, rec, owner=None):
+    """The index of ``rec``'s config in ``space`` (its template's space), or None with a
+    warning that the record is skipped because it does not fit."""
+    try:
+        return space.index_of(rec.config)
+    except ValueError as err:
+        warn_user(f"{owner + ': ' if owner else ''}skipping the record of {_describe(rec)}: it "
+                  f"does not fit the space of template {rec.workload[0]!r} ({err}); was it "
+                  "tuned with another version of the template?")
+        return None
 
 
 def build_best(tmpl, *args, target=None, log=None):

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 from te.expr import IntImm
 
-from .check import check_real, json_value
+from .check import check_real, json_value, plain
 
 
 class SplitEntity:
@@ -76,7 +76,7 @@ class ChoiceEntity:
     kind = "choice"
 
     def __init__(self, val):
-        self.val = _as_tuples(val)
+        self.val = plain(val)
 
     @property
     def value(self):
@@ -356,13 +356,6 @@ class ConfigEntity:
         knobs = ", ".join(f"{n}={e!r}" for n, e in self.entities.items())
         fallback = ", fallback" if self.is_fallback else ""
         return f"ConfigEntity(index={self.index}, {knobs}{fallback})"
-
-
-def _as_tuples(value):
-    """``value`` with every list made a tuple, as knob values are kept."""
-    if isinstance(value, (list, tuple)):
-        return tuple(_as_tuples(v) for v in value)
-    return value
 
 
 def _value_key(value):

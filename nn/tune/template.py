@@ -13,11 +13,10 @@ import contextvars
 import functools
 import importlib
 
-import numpy as np
 
 from te.target import Target
 
-from .check import json_value, warn_user
+from .check import json_value, plain, warn_user
 from .flop import count_flop
 from .space import ConfigSpace
 
@@ -126,11 +125,7 @@ def _find_template(module, name):
 def canonical_args(args):
     """Workload arguments as a hashable tuple (lists become tuples, numpy scalars Python
     numbers), as records store them."""
-    return tuple(canonical_args(a) if isinstance(a, (list, tuple)) else _plain(a) for a in args)
-
-
-def _plain(value):
-    return value.item() if isinstance(value, np.generic) else value
+    return plain(tuple(args))
 
 
 def canonical_target(target):
@@ -156,7 +151,7 @@ class Task:
         if not isinstance(args, (tuple, list)):
             raise TypeError(f"Task({self.template.name!r}): args must be a tuple of the "
                             f"template's arguments, e.g. (64,), got {args!r}")
-        self.args = json_value(f"Task({self.template.name!r})", "args", canonical_args(args))
+        self.args = json_value(f"Task({self.template.name!r})", "args", args)
         self.target = _tuning_target(self.template.name, target)
         self.space = self.template.space(*self.args)
 

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import random
 
-from .check import check_int, warn_user
+from .check import check_int
 from .measure import MeasureInput, MeasureOption, default_executor, measure_batch
-from .record import as_records
+from .record import as_records, fitting_index
 from .template import Task, canonical_target
 
 
@@ -51,12 +51,8 @@ class Tuner:
         for rec in as_records(records, f"{type(self).__name__}.load_history"):
             if rec.workload != self.task.workload or canonical_target(rec.target) != target:
                 continue
-            try:
-                index = self.space.index_of(rec.config)
-            except ValueError as err:
-                warn_user(f"{type(self).__name__}.load_history: skipping a record of "
-                          f"{self.task.name}{self.task.args} that does not fit the task's space "
-                          f"({err})")
+            index = fitting_index(self.space, rec, f"{type(self).__name__}.load_history")
+            if index is None:
                 continue
             config = self.space.get(index)
             self.visited.add(index)

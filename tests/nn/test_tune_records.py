@@ -62,6 +62,19 @@ def _run(f, n, want):
     np.testing.assert_allclose(b, want(a), rtol=1e-6)
 
 
+KIND_VALUES = [1, 1.0, True, "1", None, (1, 1.0), (1, True)]
+
+
+@tune.template("rec_kinds", reference=lambda a, *args: a + 1.0)
+def rec_kinds(cfg, n):
+    """A knob whose values a record must keep apart: 1, 1.0, True, "1", None and tuples."""
+    A = te.placeholder((n,), name="A")
+    B = te.compute((n,), lambda i: A[i] + 1.0, name="B")
+    s = te.create_schedule(B.op)
+    cfg.define_knob("k", KIND_VALUES)
+    return s, [A, B]
+
+
 def _write_log(path, task, costs, knobs=None):
     """One error-free trial of ``task`` per (config index, cost); ``knobs`` overrides the
     recorded knobs of the line with that index."""
@@ -111,11 +124,28 @@ def test_tuple_knob_values_are_tuples_when_measured_and_applied(tmp_path):
     _run(tune.build_best("rec_tuple", 16, log=log), 16, lambda a: a + 1)
 
 
-def test_knob_values_of_different_types_stay_apart():
+def test_knob_values_of_different_types_stay_apart(tmp_path):
     space = tune.ConfigSpace()
     space.define_knob("k", [1, 1.0, True, "1"])
     for index in range(4):
         assert space.index_of(space.get(index)) == index
+    # through a record's JSON line and back: equal configs, the same values of the same types
+    task = tune.Task("rec_kinds", (8,))
+    assert len(task.space) == len(KIND_VALUES)
+    log = tmp_path / "kinds.jsonl"
+    lines = [tune.encode(tune.MeasureInput(task, task.space.get(index)),
+                         tune.MeasureResult(costs=(1e-3,))) for index in range(len(task.space))]
+    log.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
+    for records in ([tune.decode(line) for line in lines], tune.load_records(log)):
+        assert len(records) == len(KIND_VALUES)
+        for index, (rec, want) in enumerate(zip(records, KIND_VALUES)):
+            assert rec.workload == ("rec_kinds", (8,))
+            assert rec.config == task.space.get(index)
+            assert task.space.index_of(rec.config) == index
+            got = rec.config["k"].val
+            assert got == want and type(got) is type(want), (got, want)
+            if isinstance(want, tuple):
+                assert [type(v) for v in got] == [type(v) for v in want], (got, want)
 
 
 # -- matching records ----------------------------------------------------------------------------
@@ -222,6 +252,22 @@ def test_load_history_resumes_without_measuring_again(tmp_path, make):
     assert len(again) == 2 and not again & first.visited
     assert tuner.best_cost <= first.best_cost
     assert tuner.load_history(tune.load_records(second)) == 2       # a list of records too
+
+
+def test_load_history_skips_records_that_do_not_fit(tmp_path):
+    """A record whose config is not a point of the task's space is skipped with the warning
+    apply_history_best gives; the fitting ones are used, their cost the best so far."""
+    log = tmp_path / "mixed.jsonl"
+    task = tune.Task("rec_scale", (32,))
+    _write_log(log, task, {0: 1e-6, 5: 2e-3, 6: 1e-3},
+               knobs={0: {"tile": ["split", [5, 7]], "vectorize": ["choice", 0]}})
+    tuner = tune.GridSearchTuner(task)
+    with pytest.warns(UserWarning, match=r"GridSearchTuner\.load_history: skipping the record "
+                      r"of rec_scale\(32,\) .*does not fit the space of template 'rec_scale' "
+                      r"\(tile=\[5, 7\] is not a choice"):
+        assert tuner.load_history(log) == 2
+    assert tuner.visited == {5, 6}
+    assert tuner.best_cost == 1e-3 and tuner.best_config == task.space.get(6)
 
 
 # -- resources and warnings ------------------------------------------------------------------
