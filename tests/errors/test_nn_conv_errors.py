@@ -258,7 +258,8 @@ def test_grid_sample_unknown_mode():
 
 
 def test_grid_sample_bicubic_refused():
-    with pytest.raises(NotImplementedError, match="mode 'bicubic' is not supported"):
+    with pytest.raises(NotImplementedError, match=re.escape(
+            "grid_sample: mode 'bicubic' is not supported; use 'bilinear' or 'nearest'")):
         nn.functional.grid_sample(_x(1, 1, 3, 3), _x(1, 2, 2, 2), mode="bicubic")
 
 
@@ -276,6 +277,7 @@ def test_affine_grid_size_rank():
 
 
 def test_interpolate_antialias_refused():
-    with pytest.raises(NotImplementedError, match="antialias=True is not supported"):
-        nn.functional.interpolate(_x(1, 1, 4, 4), scale_factor=2, mode="bilinear",
-                                  antialias=True)
+    for mode in ("bilinear", "bicubic"):
+        with pytest.raises(NotImplementedError, match=re.escape(
+                "interpolate: antialias=True is not supported (only antialias=False)")):
+            nn.functional.interpolate(_x(1, 1, 4, 4), scale_factor=2, mode=mode, antialias=True)

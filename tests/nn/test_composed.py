@@ -5,7 +5,7 @@ import pytest
 import torch
 
 import nn
-from torch_compare import close, pair
+from torch_compare import check as compare, close
 
 F = nn.functional
 rng = np.random.default_rng(0)
@@ -15,24 +15,9 @@ def randn(*shape):
     return rng.standard_normal(shape).astype("float32")
 
 
-def check(ours_fn, theirs_fn, *arrays, ints=()):
-    """Same float arrays (leaves) and integer arrays into both; compare outputs and grads."""
-    mine, theirs = [], []
-    for a in arrays:
-        if isinstance(a, np.ndarray) and a.dtype.kind == "f":
-            x, tx = pair(a)
-        else:
-            x, tx = nn.tensor(a), torch.tensor(a)
-        mine.append(x)
-        theirs.append(tx)
-    out, tout = ours_fn(*mine), theirs_fn(*theirs)
-    close(out, tout)
-    g = randn(*out.shape)
-    (out * nn.tensor(g)).sum().backward()
-    (tout * torch.tensor(g)).sum().backward()
-    for x, tx in zip(mine, theirs):
-        if tx.requires_grad:
-            close(x.grad, tx.grad)
+def check(ours_fn, theirs_fn, *arrays, **kw):
+    """torch_compare.check, its output gradients drawn from this file's generator."""
+    compare(ours_fn, theirs_fn, *arrays, rng=rng, **kw)
 
 
 @pytest.mark.parametrize("p, keepdim", [(2.0, False), (1.0, True), (3.0, False)])

@@ -11,7 +11,7 @@ import torch
 
 import nn
 from nn import optim
-from torch_compare import close, pair
+from torch_compare import check as compare, close, pair
 
 F = nn.functional
 TF = torch.nn.functional
@@ -23,27 +23,9 @@ def randn(*shape):
     return rng.standard_normal(shape).astype("float32")
 
 
-def check(ours_fn, theirs_fn, *arrays, grad=True, fixed=()):
-    """Same arrays (float ones leaves needing grad, but those at the ``fixed`` positions)
-    into both; compare outputs and grads."""
-    mine, theirs = [], []
-    for k, a in enumerate(arrays):
-        if isinstance(a, np.ndarray) and a.dtype.kind == "f":
-            x, tx = pair(a, requires_grad=grad and k not in fixed)
-        else:
-            x, tx = nn.tensor(a), torch.tensor(a)
-        mine.append(x)
-        theirs.append(tx)
-    out, tout = ours_fn(*mine), theirs_fn(*theirs)
-    close(out, tout)
-    if not grad:
-        return
-    g = randn(*out.shape)
-    (out * nn.tensor(g)).sum().backward()
-    (tout * torch.tensor(g)).sum().backward()
-    for x, tx in zip(mine, theirs):
-        if tx.requires_grad:
-            close(x.grad, tx.grad)
+def check(ours_fn, theirs_fn, *arrays, **kw):
+    """torch_compare.check, its output gradients drawn from this file's generator."""
+    compare(ours_fn, theirs_fn, *arrays, rng=rng, **kw)
 
 
 # ----------------------------------------------------------------------------- losses
@@ -263,10 +245,19 @@ def test_gumbel_softmax_properties(hard):
         assert set(np.unique(values)) <= {0.0, 1.0}
     weights = nn.tensor(randn(6, 5))
     (y * weights).sum().backward()
-    assert logits.grad is not None and np.abs(logits.grad.numpy()).sum() > 0
     nn.manual_seed(3)
     again = F.gumbel_softmax(logits.detach(), tau=0.5, hard=hard)
     np.testing.assert_array_equal(again.numpy(), values)        # seeded: reproducible
+    # the same noise, soft: the gradient (straight-through when hard) is softmax's at tau
+    nn.manual_seed(3)
+    soft = F.gumbel_softmax(logits.detach(), tau=0.5, hard=False).numpy().astype("float64")
+    w = weights.numpy().astype("float64")
+    expected = soft * (w - (soft * w).sum(-1, keepdims=True)) / 0.5
+    np.testing.assert_allclose(logits.grad.numpy(), expected, rtol=1e-4, atol=1e-6)
+    if hard:
+        np.testing.assert_array_equal(values, np.eye(5)[soft.argmax(-1)])
+    else:
+        np.testing.assert_allclose(values, soft, rtol=1e-6)
     # low temperature: the soft sample concentrates on one class
     nn.manual_seed(4)
     cold = F.gumbel_softmax(nn.tensor(randn(50, 4)), tau=1e-3, dim=1).numpy()

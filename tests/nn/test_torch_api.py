@@ -226,7 +226,5 @@ def test_interpolate_errors():
         F.interpolate(x)
     with pytest.raises(ValueError, match="align_corners option can only be set"):
         F.interpolate(x, scale_factor=2, align_corners=True)
-    with pytest.raises(NotImplementedError, match="antialias"):
-        F.interpolate(x, scale_factor=2, mode="bicubic", antialias=True)
     with pytest.raises(NotImplementedError, match="expected a 3-D .* or 5-D"):
         F.interpolate(nn.zeros(1, 2), scale_factor=2)      # 3-D and 5-D inputs are resampled

@@ -222,8 +222,8 @@ def test_quantile(name, interpolation):
             b = getattr(torch, name)(torch.tensor(x), torch.tensor(q) if isinstance(
                 q, np.ndarray) else q, dim, keepdim, interpolation=interpolation)
             _close(a, b)
-    _same(lambda t: getattr(nn, name)(t, 0.4, 1), lambda t: getattr(torch, name)(t, 0.4, 1),
-          f64(3, 5))
+    _same(lambda t: getattr(nn, name)(t, 0.4, 1, interpolation=interpolation),
+          lambda t: getattr(torch, name)(t, 0.4, 1, interpolation=interpolation), f64(3, 5))
 
 
 # ----------------------------------------------------------------------------- elementwise
@@ -364,11 +364,17 @@ def test_default_dtype():
 
 
 def test_methods():
-    x = nn.tensor(f32(3, 4))
-    assert x.ravel().shape == (12,) and x.select(1, 0).shape == (3,)
-    assert x.diag().shape == (3,) and x.cummax(1).indices.dtype == nn.int64
-    assert x.nansum().shape == () and x.aminmax().min.shape == ()
-    assert x.quantile(0.5).shape == () and x.fmax(x).shape == (3, 4)
+    """The tensor-method forms give torch's values, shapes and dtypes."""
+    data = f32(3, 4)
+    x, t = nn.tensor(data), torch.tensor(data)
+    for ours, theirs in [
+            (x.ravel(), t.ravel()), (x.select(1, 0), t.select(1, 0)), (x.diag(), t.diag()),
+            (x.cummax(1).values, t.cummax(1).values), (x.cummax(1).indices, t.cummax(1).indices),
+            (x.nansum(), t.nansum()), (x.aminmax().min, t.aminmax().min),
+            (x.aminmax().max, t.aminmax().max), (x.quantile(0.5), t.quantile(0.5)),
+            (x.fmax(x * 0.5), t.fmax(t * 0.5))]:
+        assert str(ours.dtype) == str(theirs.dtype).replace("torch.", "")
+        _close(ours, theirs)
 
 
 # ----------------------------------------------------------------------------- cuda

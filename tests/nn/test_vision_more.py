@@ -67,6 +67,7 @@ def test_conv3d_module_padding_modes(padding_mode):
     want.sum().backward()
     np.testing.assert_allclose(a.grad.numpy(), b.grad.numpy(), 1e-4, 1e-4)
     np.testing.assert_allclose(ours.weight.grad.numpy(), theirs.weight.grad.numpy(), 1e-4, 1e-3)
+    np.testing.assert_allclose(ours.bias.grad.numpy(), theirs.bias.grad.numpy(), 1e-4, 1e-3)
     assert repr(ours) == repr(theirs)
 
 
@@ -84,9 +85,16 @@ def test_conv_transpose3d_module():
         theirs.weight.copy_(torch.tensor(ours.weight.detach().numpy()))
         theirs.bias.copy_(torch.tensor(ours.bias.detach().numpy()))
     x = randn(1, 2, 3, 3, 2)
-    got = ours(nn.tensor(x), output_size=(7, 8, 5))
-    want = theirs(torch.tensor(x), output_size=(7, 8, 5))
+    a, b = nn.tensor(x, requires_grad=True), torch.tensor(x, requires_grad=True)
+    got = ours(a, output_size=(7, 8, 5))
+    want = theirs(b, output_size=(7, 8, 5))
     np.testing.assert_allclose(got.detach().numpy(), want.detach().numpy(), 1e-4, 1e-4)
+    w = randn(*want.shape)
+    (got * nn.tensor(w)).sum().backward()
+    (want * torch.tensor(w)).sum().backward()
+    np.testing.assert_allclose(a.grad.numpy(), b.grad.numpy(), 1e-4, 1e-4)
+    np.testing.assert_allclose(ours.weight.grad.numpy(), theirs.weight.grad.numpy(), 1e-4, 1e-4)
+    np.testing.assert_allclose(ours.bias.grad.numpy(), theirs.bias.grad.numpy(), 1e-4, 1e-4)
 
 
 # ----------------------------------------------------------------------------- interpolate
@@ -119,17 +127,13 @@ def test_interpolate_area_and_nearest_exact_1d_3d(shape, kwargs, mode):
 @pytest.mark.parametrize("mode,kw", [("bicubic", dict(align_corners=True)), ("area", {}),
                                      ("nearest-exact", {})])
 def test_upsample_modes(mode, kw):
-    x = randn(1, 2, 3, 4)
     ours, theirs = nn.Upsample(scale_factor=2, mode=mode, **kw), torch.nn.Upsample(
         scale_factor=2, mode=mode, **kw)
-    np.testing.assert_allclose(ours(nn.tensor(x)).numpy(), theirs(torch.tensor(x)).numpy(),
-                               1e-4, 1e-4)
+    _check(lambda f, a: (ours if f is F else theirs)(a), randn(1, 2, 3, 4))
 
 
 def test_interpolate_refusals():
     x = nn.zeros(1, 1, 4, 4)
-    with pytest.raises(NotImplementedError, match="antialias=True is not supported"):
-        F.interpolate(x, scale_factor=2, mode="bicubic", antialias=True)
     with pytest.raises(NotImplementedError, match="needs a 4-D input"):
         F.interpolate(nn.zeros(1, 1, 4), scale_factor=2, mode="bicubic")
     with pytest.raises(ValueError, match="align_corners option can only be set"):
