@@ -111,3 +111,97 @@ def simulate_gpu_if_absent() -> bool:
     print("No CUDA driver here: the GPU kernels run on numba's CUDA simulator (one Python "
           "thread per GPU thread: slow; TW_TUTORIAL_SMALL=1 keeps the problems small).")
     return True
+
+
+# ----------------------------------------------------------------------------- guard pages
+
+_PAGE = None
+_CANARY = 0xA5
+
+
+def _libc_mprotect():
+    import ctypes
+    import ctypes.util
+    libc = ctypes.CDLL(ctypes.util.find_library("c") or None, use_errno=True)
+    libc.mprotect.argtypes = (ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int)
+    libc.mprotect.restype = ctypes.c_int
+    return libc.mprotect
+
+
+def _map_address(m) -> int:
+    import ctypes
+    view = ctypes.c_char.from_buffer(m)
+    try:
+        return ctypes.addressof(view)
+    finally:
+        del view            # release the export, so that the mapping can be closed later
+
+
+def guarded_empty(shape, dtype="float32", at="end"):
+    """An uninitialized C-contiguous array between two inaccessible (PROT_NONE) pages, so that
+    a read or write past either end faults (SIGSEGV) instead of silently succeeding.
+
+    ``at="end"`` (default) puts the last byte against the trailing guard page (an access one
+    element past the end faults); ``at="start"`` puts the first byte against the leading guard
+    page (one element before the start faults). The bytes between the data and the other guard
+    page (under a page, the "slack") are filled with a canary that ``check_guards`` checks.
+    Elements stay aligned to the itemsize: for a non-power-of-two itemsize, ``at="end"`` leaves
+    under one element of slack after the end. The mapping lives as long as the array (it is the
+    array's base) and is unmapped with it.
+    """
+    import mmap
+    global _PAGE
+    if at not in ("end", "start"):
+        raise ValueError(f"guarded_empty: at must be 'end' or 'start', got {at!r}")
+    dtype = np.dtype(dtype)
+    shape = (int(shape),) if np.isscalar(shape) else tuple(int(d) for d in shape)
+    if any(d < 0 for d in shape):
+        raise ValueError(f"guarded_empty: negative dimension in shape {shape}")
+    if _PAGE is None:
+        _PAGE = mmap.PAGESIZE
+    page = _PAGE
+    nbytes = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+    data_pages = -(-nbytes // page)
+    m = mmap.mmap(-1, (data_pages + 2) * page, prot=mmap.PROT_READ | mmap.PROT_WRITE)
+    m[page:page + data_pages * page] = bytes([_CANARY]) * (data_pages * page)
+    if at == "end":
+        slack = data_pages * page - nbytes
+        offset = page + slack - slack % dtype.itemsize
+    else:
+        offset = page
+    base = _map_address(m)
+    mprotect = _libc_mprotect()
+    for addr in (base, base + (data_pages + 1) * page):
+        if mprotect(addr, page, 0) != 0:        # PROT_NONE
+            import ctypes
+            raise OSError(ctypes.get_errno(), "guarded_empty: mprotect of a guard page failed")
+    return np.ndarray(shape, dtype=dtype, buffer=m, offset=offset)
+
+
+def guarded_array(values, dtype=None, at="end"):
+    """A copy of ``values`` (array-like) in a ``guarded_empty`` array of the same shape."""
+    src = np.asarray(values, dtype=dtype)
+    out = guarded_empty(src.shape, src.dtype, at=at)
+    out[...] = src
+    return out
+
+
+def check_guards(arr):
+    """Raise AssertionError if the canary bytes between a ``guarded_empty`` array's data and its
+    guard pages were overwritten (a write out of bounds by less than a page)."""
+    import mmap
+    m = arr
+    while m is not None and not isinstance(m, mmap.mmap):
+        m = getattr(m, "base", None)
+    if m is None:
+        raise ValueError("check_guards: the array was not made by guarded_empty")
+    page = _PAGE
+    start = arr.__array_interface__["data"][0] - _map_address(m)
+    end = start + arr.nbytes
+    for lo, hi in ((page, start), (end, len(m) - page)):
+        chunk = m[lo:hi]
+        if chunk.count(_CANARY) != len(chunk):
+            bad = next(i for i, b in enumerate(chunk) if b != _CANARY)
+            where = "before the start" if hi == start else "past the end"
+            raise AssertionError(f"a write out of bounds: byte {lo + bad} of the mapping, "
+                                 f"{where} of the array's data (bytes {start}..{end})")
