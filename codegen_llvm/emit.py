@@ -695,7 +695,8 @@ class Emitter:
         cap_vars = [v for v in free if v in self.ctx.vars]
         fields = [self.ctx.vars[v].type for v in cap_vars] + \
             [self._ptr(bf).type for bf in cap_bufs]
-        fields += [I32, I32]   # begin, extent
+        it = value_type(s.loop_var.dtype)      # the loop's width: i64 for an int64 axis
+        fields += [it, it]     # begin, extent
         struct = ir.LiteralStructType(fields)
         outer = self.ctx
         frame = outer.alloca_builder.alloca(struct, name="closure")
@@ -718,7 +719,9 @@ class Emitter:
         begin, extent = loaded[-2], loaded[-1]
         tid = b.call(self._declare("omp_get_thread_num", I32, []), [])
         nth = b.call(self._declare("omp_get_num_threads", I32, []), [])
-        chunk = b.sdiv(b.add(extent, b.sub(nth, ir.Constant(I32, 1))), nth)
+        if it != I32:
+            tid, nth = b.sext(tid, it), b.sext(nth, it)
+        chunk = b.sdiv(b.add(extent, b.sub(nth, ir.Constant(it, 1))), nth)
         lo = b.mul(tid, chunk)
         hi = b.add(lo, chunk)
         hi = b.select(b.icmp_signed("<", hi, extent), hi, extent)

@@ -154,6 +154,43 @@ def _c_strides(shape, itemsize):
     return tuple(reversed(strides))
 
 
+INT32_MAX = 2**31 - 1
+
+
+def _narrow_dims(buf):
+    """The dimensions of ``buf`` given by int32 expressions of size variables (passed to the
+    compiled code as int32 values)."""
+    return tuple(d for d, dim in enumerate(buf.shape)
+                 if not isinstance(dim, IntImm) and dtypes.element(dim.dtype) != "int64")
+
+
+def _needs_width_check(buf) -> bool:
+    """Whether a call must check that ``buf``'s size fits its int32 index arithmetic: it has
+    a symbolic dimension, and its flat index is int32 or one of its sizes is an int32 value."""
+    from schedule.passes.storage_flatten import index_dtype
+    symbolic = not all(isinstance(d, IntImm) for d in buf.shape)
+    return symbolic and (index_dtype(buf.shape) == "int32" or bool(_narrow_dims(buf)))
+
+
+def check_index_width(name, buf, shape):
+    """ArgumentError when an array of ``shape`` for buffer ``buf`` is too large for the int32
+    index arithmetic the function was built with (a 2^32 + 16 element array would wrap to 16
+    elements, a 2-D one of more than 2^31 elements to negative offsets)."""
+    from schedule.passes.storage_flatten import index_dtype
+    hint = ("declare the size variables as te.var(name, 'int64') (and te.placeholder shapes "
+            "as int64) to handle it")
+    for d in _narrow_dims(buf):
+        if shape[d] > INT32_MAX:
+            raise ArgumentError(f"argument {name}: dimension {d} ({buf.shape[d]}) is "
+                                f"{shape[d]}, more than 2^31 - 1, the largest int32 size this "
+                                f"function was built with; {hint}")
+    count = math.prod(shape)
+    if index_dtype(buf.shape) == "int32" and count > INT32_MAX:
+        raise ArgumentError(f"argument {name} has {count} elements (shape {tuple(shape)}), "
+                            "more than 2^31 - 1, which this function's int32 index arithmetic "
+                            f"cannot address; {hint}")
+
+
 class _Param:
     """What one buffer parameter expects, prepared once."""
 
@@ -167,6 +204,7 @@ class _Param:
         self.var_dims = [(d, dim) for d, dim in enumerate(buf.shape) if isinstance(dim, Var)]
         self.expr_dims = [(d, dim) for d, dim in enumerate(buf.shape)
                           if not isinstance(dim, (IntImm, Var))]
+        self.width_check = _needs_width_check(buf)
 
 
 class Signature:
@@ -217,6 +255,8 @@ class Signature:
                     self._bad_dtype(spec, dtype)
             if shape != spec.const_shape:
                 self._check_shape(spec, shape, env)
+                if spec.width_check:
+                    check_index_width(spec.name, spec.buf, shape)
             if not contiguous:
                 raise ArgumentError(f"argument {spec.name} is not C-contiguous; pass "
                                     "np.ascontiguousarray(x)")
@@ -303,6 +343,12 @@ def fast_converter(sig: Signature):
         else:
             checks.append(f"len({a}.shape) != {spec.ndim}")
         checks.append(f"not {a}.flags.c_contiguous")
+        if spec.width_check:       # too large for int32 indices: convert raises the error
+            from schedule.passes.storage_flatten import index_dtype
+            if index_dtype(spec.buf.shape) == "int32":
+                checks.append(f"{a}.size > {INT32_MAX}")
+            checks += [f"{a}.shape[{d}] > {INT32_MAX}" for d in _narrow_dims(spec.buf)
+                       if d < spec.ndim]
         if spec.is_out:
             checks.append(f"not {a}.flags.writeable")
         lines.append(f"    if {' or '.join(checks)}:")

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from te.expr import (Add, Call, Cast, Div, Expr, FloorDiv, FloorMod, IntImm, Max, Min, Mod, Mul,
-                     ProducerLoad, Select, Sub, Var, const)
+                     ProducerLoad, Select, Sub, Var, binary, cast, const)
 from te.functor import free_vars, post_order_visit, substitute
 from te.scan import ScanOp
 from te.tensor import ComputeOp, Range
@@ -71,10 +71,23 @@ def _shifted(rel, start, extents):
             raise ScheduleError(f"split of axis {rel.parent.var.name} with tail='shift': the "
                                 f"axis has {extent.value} values, fewer than the factor "
                                 f"{factor.value}; use a smaller factor or tail='guard'")
-    return Min(start, simplify(extent - factor), start.dtype)
+    return _min(start, simplify(extent - factor))
 
 
 # ----------------------------------------------------------------------------- intervals
+
+def _min(a, b):
+    return binary(Min, a, b)        # operands of one width (an int64 axis meets int32 ones)
+
+
+def _max(a, b):
+    return binary(Max, a, b)
+
+
+def _relaxed(leaf, extent):
+    """The interval [0, extent - 1] of a relaxed loop, in its variable's width."""
+    return (const(0, leaf.var.dtype), simplify(cast(leaf.var.dtype, extent) - 1))
+
 
 def interval(e, relax):
     """Inclusive (lo, hi) expressions of ``e`` when Vars in ``relax`` range over their bounds.
@@ -110,13 +123,13 @@ def interval(e, relax):
         if a is None or b is None:
             return None
         f = type(e)
-        return (f(a[0], b[0], e.dtype), f(a[1], b[1], e.dtype))
+        return (binary(f, a[0], b[0]), binary(f, a[1], b[1]))
     if isinstance(e, Select) or (isinstance(e, Call) and e.op == "if_then_else"):
         t, f = (e.true_value, e.false_value) if isinstance(e, Select) else e.args[1:]
         a, b = interval(t, relax), interval(f, relax)
         if a is None or b is None:
             return None
-        return (Min(a[0], b[0], e.dtype), Max(a[1], b[1], e.dtype))
+        return (_min(a[0], b[0]), _max(a[1], b[1]))
     if isinstance(e, Cast):
         return interval(e.value, relax)
     return None
@@ -190,17 +203,17 @@ def _attached_region(sch, stage, bounds, bodies):
         if r is not parent:
             for inner in _chain_inside(r, parent, pos, stage):
                 for leaf in inner.leaf_iter_vars:
-                    relax[leaf.var] = (const(0), simplify(bounds[inner].extents[leaf] - 1))
+                    relax[leaf.var] = _relaxed(leaf, bounds[inner].extents[leaf])
     pb = bounds[parent]
     for k, leaf in enumerate(parent.leaf_iter_vars):
         if k > pos or _shared_by_threads(stage, parent, leaf):
-            relax[leaf.var] = (const(0), simplify(pb.extents[leaf] - 1))
+            relax[leaf.var] = _relaxed(leaf, pb.extents[leaf])
     ancestor = parent
     while ancestor.attach_type == "scope":       # thread loops of enclosing stages
         ancestor = ancestor.attach_stage
         for leaf in ancestor.leaf_iter_vars:
             if _shared_by_threads(stage, ancestor, leaf):
-                relax[leaf.var] = (const(0), simplify(bounds[ancestor].extents[leaf] - 1))
+                relax[leaf.var] = _relaxed(leaf, bounds[ancestor].extents[leaf])
     ranges = loop_ranges(bounds)
     regions = [None] * len(op.axis)
     for r in readers:
@@ -216,7 +229,7 @@ def _attached_region(sch, stage, bounds, bodies):
                     regions[d] = itv
                 else:
                     lo, hi = regions[d]
-                    regions[d] = (Min(lo, itv[0], lo.dtype), Max(hi, itv[1], hi.dtype))
+                    regions[d] = (_min(lo, itv[0]), _max(hi, itv[1]))
     root, clip = {}, {}
     for d, iv in enumerate(op.axis):
         dom = iv.dom.extent

@@ -240,7 +240,7 @@ class Schedule:
         op = stage.op
         vmap, new_axis = {}, []
         for iv in op.axis:
-            niv = IterVar(iv.dom, Var(iv.var.name + "_c"), DATA_PAR)
+            niv = IterVar(iv.dom, Var(iv.var.name + "_c", iv.var.dtype), DATA_PAR)
             vmap[iv.var] = niv.var
             new_axis.append(niv)
         new_reduce = list(op.reduce_axis)   # the same reduce axes, as TVM: s[CC].split(k, ...)
@@ -288,16 +288,17 @@ class Schedule:
         # the factored stage: data axes (+ the factor axis), remaining reduce leaves
         data_axis, vmap = [], {}
         for iv in op.axis:
-            niv = IterVar(iv.dom, Var(iv.var.name), DATA_PAR)
+            niv = IterVar(iv.dom, Var(iv.var.name, iv.var.dtype), DATA_PAR)
             vmap[iv.var] = niv.var
             data_axis.append(niv)
-        fiv = IterVar(Range(const(0), extents[axis]), Var(axis.var.name + "_v"), DATA_PAR)
+        fiv = IterVar(Range(const(0), extents[axis]), Var(axis.var.name + "_v", axis.var.dtype),
+                      DATA_PAR)
         data_axis.insert(factor_axis, fiv)
         leaf_vals, new_reduce = {axis: fiv.var}, []
         for iv in leaves:
             if iv is axis:
                 continue
-            niv = IterVar(Range(const(0), extents[iv]), Var(iv.var.name), COMM_REDUCE)
+            niv = IterVar(Range(const(0), extents[iv]), Var(iv.var.name, iv.var.dtype), COMM_REDUCE)
             _REDUCE_VARS.add(niv.var)
             leaf_vals[iv] = niv.var
             new_reduce.append(niv)
@@ -324,7 +325,8 @@ class Schedule:
                           op.tag, op.attrs)
         self._insert_stage(rf_op, stage)
         # the original stage now reduces the factored results over the factor axis
-        rv = IterVar(Range(const(0), extents[axis]), Var(axis.var.name + "_v"), COMM_REDUCE)
+        rv = IterVar(Range(const(0), extents[axis]), Var(axis.var.name + "_v", axis.var.dtype),
+                     COMM_REDUCE)
         _REDUCE_VARS.add(rv.var)
         idx = [iv.var for iv in op.axis]
         idx.insert(factor_axis, rv.var)

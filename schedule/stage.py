@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from te import dtypes
-from te.expr import Expr, Var, as_int, convert
+from te.expr import Expr, Var, as_int, const, convert
 from te.extern import ExternOp
 from te.scan import ScanOp
 from te.tensor import COMM_REDUCE, THREAD_INDEX, ComputeOp, IterVar, Operation, \
@@ -145,6 +145,8 @@ class Stage:
         if not dtypes.is_int(amount_e.dtype) or (value is not None and value <= 0):
             raise ScheduleError(f"split on stage {self.name}, axis {parent.var.name}: {what} "
                                 f"must be a positive integer, got {amount_e}")
+        if value is not None and value <= dtypes.max_value("int32"):
+            amount_e = const(value, "int32")        # numpy's int64 factors: one index width
         return amount_e
 
     def split(self, parent, factor=None, nparts=None, tail="guard"):
@@ -164,8 +166,11 @@ class Stage:
             raise ScheduleError(f"split on stage {self.name}, axis {parent.var.name}: "
                                 "tail='shift' needs factor= and a data-parallel axis (a "
                                 "reduction would add the shifted values twice)")
-        outer = IterVar(None, Var(parent.var.name + "_outer"), parent.iter_type)
-        inner = IterVar(None, Var(parent.var.name + "_inner"), parent.iter_type)
+        # the pieces loop in the parent's width (an int64 axis splits into int64 loops)
+        outer = IterVar(None, Var(parent.var.name + "_outer", parent.var.dtype),
+                        parent.iter_type)
+        inner = IterVar(None, Var(parent.var.name + "_inner", parent.var.dtype),
+                        parent.iter_type)
         rel = Split(parent, outer, inner, amount_e if factor is not None else None,
                     amount_e if nparts is not None else None, tail)
         self.relations.append(rel)
@@ -216,11 +221,40 @@ class Stage:
     def _fuse_two(self, outer, inner):
         pos_o = self.leaf_iter_vars.index(outer)
         pos_i = self.leaf_iter_vars.index(inner)
-        fused = IterVar(None, Var(f"{outer.var.name}_{inner.var.name}_fused"), outer.iter_type)
+        fused = IterVar(None, Var(f"{outer.var.name}_{inner.var.name}_fused",
+                                  self._fused_dtype(outer, inner)), outer.iter_type)
         self.relations.append(Fuse(outer, inner, fused))
         self.leaf_iter_vars[pos_o:pos_i + 1] = [fused]
         self.all_iter_vars.append(fused)
         return fused
+
+    def _fused_dtype(self, outer, inner) -> str:
+        """int64 when either axis is int64 or the product of their constant extents does
+        not fit int32 (fusing two axes of 65536 makes 2^32 iterations), else int32."""
+        if "int64" in (outer.var.dtype, inner.var.dtype):
+            return "int64"
+        bound = self._extent_bound(outer) * self._extent_bound(inner)
+        return "int64" if bound > dtypes.max_value("int32") else "int32"
+
+    def _extent_bound(self, iv) -> int:
+        """An upper bound of the extent of leaf ``iv`` from the constant extents of the root
+        axes and the relations (1 when it is symbolic: an int32 size variable's products are
+        checked at call time against the buffers they index)."""
+        if iv.dom is not None:
+            value = as_int(iv.dom.extent)
+            return value if value is not None else 1
+        for rel in self.relations:
+            if isinstance(rel, Split) and (iv is rel.outer or iv is rel.inner):
+                parent = self._extent_bound(rel.parent)
+                amount = as_int(rel.factor if rel.factor is not None else rel.nparts)
+                if amount is None:
+                    return parent
+                if (iv is rel.inner) == (rel.factor is not None):
+                    return amount       # the inner piece of a factor split, or the nparts
+                return -(-parent // amount)
+            if isinstance(rel, Fuse) and iv is rel.fused:
+                return self._extent_bound(rel.outer) * self._extent_bound(rel.inner)
+        return 1
 
     def reorder(self, *args):
         """Put the given leaf axes in this order, in the positions they occupy."""

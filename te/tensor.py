@@ -82,6 +82,13 @@ class IterVar:
         return f"IterVar({self.var.name}{dom}, {ITER_TYPE_NAMES[self.iter_type]})"
 
 
+def index_dtype(*exprs) -> str:
+    """The dtype of a loop variable that ranges over ``exprs`` (an extent, a minimum):
+    int64 when one of them is int64 (an int64 size variable loops in int64), else int32."""
+    return "int64" if any(dtypes.element(convert(e).dtype) == "int64" for e in exprs) \
+        else "int32"
+
+
 _REDUCE_VARS = weakref.WeakSet()
 _SIZE_VARS = weakref.WeakSet()      # vars used as tensor dimensions: sizes, never negative
 
@@ -107,7 +114,7 @@ def reduce_axis(dom, name="rv") -> IterVar:
         shown = tuple(dom) if isinstance(dom, (tuple, list)) else dom
         raise TEError(f"reduce_axis {name}: the range {shown} has a negative extent; give "
                       "(begin, end) with end >= begin, or an extent >= 0")
-    iv = IterVar(rng, Var(name), COMM_REDUCE)
+    iv = IterVar(rng, Var(name, index_dtype(rng.min, rng.extent)), COMM_REDUCE)
     _REDUCE_VARS.add(iv.var)
     return iv
 
@@ -376,7 +383,8 @@ def compute(shape, fcompute, name="compute", tag="", attrs=None):
     """
     shape = _shape(shape, f"compute {name}")
     names = _lambda_names(fcompute, len(shape), name)
-    axis = tuple(IterVar(Range(const(0), ext), Var(n), DATA_PAR) for n, ext in zip(names, shape))
+    axis = tuple(IterVar(Range(const(0), ext), Var(n, index_dtype(ext)), DATA_PAR)
+                 for n, ext in zip(names, shape))
     body = fcompute(*[iv.var for iv in axis])
     bodies = tuple(body) if isinstance(body, (tuple, list)) else (body,)
     bodies = tuple(convert(b) for b in bodies)
