@@ -20,4 +20,4 @@ from . import data, datasets, init, optim, utils  # noqa: F401,E402  (they build
 from . import linalg  # noqa: F401,E402  (torch.linalg: norms and small factorizations)
 from .linalg import det, inverse, logdet, slogdet  # noqa: F401,E402  (torch's top level)
 from .linalg import cholesky_deprecated as cholesky  # noqa: F401,E402
-from .serialization import load, save  # noqa: F401,E402
+from .serialization import CheckpointError, load, save  # noqa: F401,E402

@@ -11,6 +11,13 @@ temporary file in the same directory, fsyncs it and renames it over the target, 
 mid-save leaves the old file intact (a process killed then leaves at most a hidden
 ``.NAME.<random>.tmp`` file beside it). Tensors load as plain nn tensors that do not require grad
 (a Parameter saves as its data); the same tensor object saved twice loads as one tensor.
+
+A file may come from anyone, so loading trusts nothing in it: every length, shape and offset is
+checked against the file's actual size before anything is allocated, the header may nest at
+most ``MAX_NESTING`` containers (``nn.save`` refuses deeper objects too), dtypes and devices
+must be ones ``nn.save`` writes, and anything else wrong (truncated at any byte, bad magic or
+version, garbage, a node of the wrong shape) is a ``CheckpointError`` naming the file and the
+node. Bool data is normalized on load as numpy counts it: a nonzero byte is True (1).
 """
 from __future__ import annotations
 
@@ -25,19 +32,32 @@ import zlib
 
 import numpy as np
 
+from . import safe_json
 from .device import cuda_available, device, host
 from .tensor import Tensor
 
-__all__ = ["save", "load", "CheckpointError"]
+__all__ = ["save", "load", "CheckpointError", "CheckpointDeviceError"]
 
 MAGIC = b"TWCKPT01"
 _PREFIX = struct.Struct("<8sQI")         # magic, header length, header CRC-32
 _DTYPES = ("bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
            "float16", "float32", "float64")
+_DEVICES = ("cpu", "cuda")               # the device types nn.save writes
+VERSION = 1
+MAX_NESTING = 100                        # containers inside containers, in a saved object
+_MAX_JSON_DEPTH = 3 * MAX_NESTING + 8    # a dict node is 3 JSON levels: node, items, pair
+_MAX_NDIM = 64                           # numpy's limit
+_CHUNK = 1 << 24                         # bytes read at a time when the size is not known
 
 
 class CheckpointError(ValueError):
-    """A file that is not a complete, undamaged checkpoint."""
+    """A file that is not a complete, undamaged checkpoint, or whose tensors cannot be placed
+    on the device it asks for."""
+
+
+class CheckpointDeviceError(CheckpointError, RuntimeError):
+    """A checkpoint's tensors are for a device this machine lacks (a RuntimeError too, as
+    PyTorch raises)."""
 
 
 # ----------------------------------------------------------------------------------- save
@@ -50,6 +70,7 @@ class _Writer:
         self.offset = 0
         self.seen = {}              # id(tensor) -> its node, so shared tensors load as one
         self.active = set()         # ids of the containers being encoded (cycle detection)
+        self.depth = 0              # containers being encoded, one inside the other
 
     def encode(self, obj, path):
         if obj is None:
@@ -76,7 +97,9 @@ class _Writer:
     def _container(self, obj, path):
         if id(obj) in self.active:
             raise ValueError(f"{path}: cannot save a container that contains itself")
+        self._check_depth(path)
         self.active.add(id(obj))
+        self.depth += 1
         try:
             if isinstance(obj, dict):
                 kind = "dict" if type(obj) is dict else "ordered_dict"
@@ -88,12 +111,24 @@ class _Writer:
                                             for i, v in enumerate(obj)]}
         finally:
             self.active.discard(id(obj))
+            self.depth -= 1
+
+    def _check_depth(self, path):
+        if self.depth >= MAX_NESTING:
+            raise ValueError(f"{path[:200]}{'...' if len(path) > 200 else ''}: cannot save "
+                             f"containers nested more than {MAX_NESTING} deep (nn.load refuses "
+                             "such files); flatten the object")
 
     def _key(self, key, path):
         if key is None or type(key) in (bool, int, float, str):
             return self.encode(key, path)
         if type(key) is tuple:
-            return {"type": "tuple", "items": [self._key(k, path) for k in key]}
+            self._check_depth(path)
+            self.depth += 1
+            try:
+                return {"type": "tuple", "items": [self._key(k, path) for k in key]}
+            finally:
+                self.depth -= 1
         raise TypeError(f"{path}: cannot save a dict key of type {_type_name(key)} ({key!r}); "
                         "keys may be strings, numbers, bools, None or tuples of these")
 
@@ -130,8 +165,8 @@ def _type_name(obj) -> str:
 def _write(obj, stream):
     writer = _Writer()
     tree = writer.encode(obj, "checkpoint")
-    header = json.dumps({"format": "tensorweave-checkpoint", "version": 1, "object": tree,
-                         "data_bytes": writer.offset}, separators=(",", ":"),
+    header = json.dumps({"format": "tensorweave-checkpoint", "version": VERSION,
+                         "object": tree, "data_bytes": writer.offset}, separators=(",", ":"),
                         allow_nan=False).encode("utf-8")
     stream.write(_PREFIX.pack(MAGIC, len(header), zlib.crc32(header)))
     stream.write(header)
@@ -185,7 +220,9 @@ def _fsync_folder(folder):
 # ----------------------------------------------------------------------------------- load
 
 class _Reader:
-    """Rebuilds the object from the header tree, reading array bytes from the stream."""
+    """Rebuilds the object from the header tree, reading array bytes from the stream. Every
+    node is checked before it is used: its type, its fields' types, and every size against
+    the bytes the file still holds."""
 
     def __init__(self, stream, name, map_location):
         self.stream, self.name = stream, name
@@ -197,69 +234,170 @@ class _Reader:
     def fail(self, what):
         raise CheckpointError(f"nn.load: {self.name} is truncated or corrupt: {what}")
 
-    def decode(self, node, path):
-        if not isinstance(node, dict) or "type" not in node:
-            self.fail(f"{path} is not a valid node")
+    def field(self, node, key, path, kind):
+        """``node[key]``, if it is there and of type ``kind`` (bool is not an int here)."""
+        if key not in node:
+            self.fail(f"{path} has no {key!r} field")
+        value = node[key]
+        if type(value) is not kind:
+            self.fail(f"{path}'s {key!r} is {_describe(value)}, not {_KIND_NAMES[kind]}")
+        return value
+
+    def decode(self, node, path, depth=0):
+        if not isinstance(node, dict) or type(node.get("type")) is not str:
+            self.fail(f"{path} is not a valid node (a JSON object with a 'type'), it is "
+                      f"{_describe(node)}")
         kind = node["type"]
-        try:
-            if kind == "none":
-                return None
-            if kind in ("bool", "int", "str"):
-                value = node["value"]
-                if type(value) is not {"bool": bool, "int": int, "str": str}[kind]:
-                    self.fail(f"{path} holds a {type(value).__name__}, not a {kind}")
-                return value
-            if kind == "float":
-                return float.fromhex(node["value"])
-            if kind in ("dict", "ordered_dict"):
-                cls = dict if kind == "dict" else collections.OrderedDict
-                out = cls()
-                for key_node, value_node in node["items"]:
-                    key = self.decode(key_node, path)
-                    out[key] = self.decode(value_node, f"{path}[{key!r}]")
-                return out
+        if kind == "none":
+            return None
+        if kind in ("bool", "int", "str"):
+            return self.field(node, "value", path, {"bool": bool, "int": int, "str": str}[kind])
+        if kind == "float":
+            text = self.field(node, "value", path, str)
+            try:
+                return float.fromhex(text)
+            except (ValueError, OverflowError):
+                self.fail(f"{path}'s value {_text(text)} is not a float written as hex")
+        if kind in ("dict", "ordered_dict", "list", "tuple"):
+            if depth >= MAX_NESTING:
+                self.fail(f"{path[:200]}... nests containers more than {MAX_NESTING} deep")
+            items = self.field(node, "items", path, list)
             if kind in ("list", "tuple"):
-                items = [self.decode(v, f"{path}[{i}]") for i, v in enumerate(node["items"])]
-                return items if kind == "list" else tuple(items)
-            if kind in ("tensor", "ndarray", "numpy_scalar"):
-                return self._array(node, kind, path)
-        except (KeyError, TypeError, ValueError) as error:
-            if isinstance(error, CheckpointError):
-                raise
-            self.fail(f"{path} is malformed ({type(error).__name__}: {error})")
-        self.fail(f"{path} has the unknown type {kind!r}")
+                values = [self.decode(v, f"{path}[{i}]", depth + 1) for i, v in enumerate(items)]
+                return values if kind == "list" else tuple(values)
+            out = dict() if kind == "dict" else collections.OrderedDict()
+            for i, pair in enumerate(items):
+                if type(pair) is not list or len(pair) != 2:
+                    self.fail(f"{path}'s item {i} is {_describe(pair)}, not a [key, value] pair")
+                key = self.key(pair[0], f"{path}'s key {i}", depth + 1)
+                out[key] = self.decode(pair[1], f"{path}[{_short(repr(key))}]", depth + 1)
+            return out
+        if kind in ("tensor", "ndarray", "numpy_scalar"):
+            return self._array(node, kind, path)
+        self.fail(f"{path} has the unknown type {_text(kind)}")
+
+    def key(self, node, path, depth):
+        """A dict key: a number, string, bool, None or tuple of these, as nn.save writes."""
+        kind = node.get("type") if isinstance(node, dict) else None
+        if kind in ("none", "bool", "int", "float", "str"):
+            return self.decode(node, path, depth)
+        if kind != "tuple":
+            self.fail(f"{path} is {_describe(node)}, not a dict key (a number, string, bool, "
+                      "None or tuple of these)")
+        if depth >= MAX_NESTING:
+            self.fail(f"{path[:200]}... nests containers more than {MAX_NESTING} deep")
+        items = self.field(node, "items", path, list)
+        return tuple(self.key(k, f"{path}[{i}]", depth + 1) for i, k in enumerate(items))
 
     def _array(self, node, kind, path):
-        if kind == "tensor" and node["ref"] in self.tensors:
-            return self.tensors[node["ref"]]
-        dtype, shape, nbytes = node["dtype"], tuple(node["shape"]), node["nbytes"]
+        if kind == "tensor":
+            ref = self.field(node, "ref", path, int)
+            if ref in self.tensors:
+                return self.tensors[ref]
+            saved = node.get("device", "cpu")
+            if saved not in _DEVICES:
+                self.fail(f"{path} was saved on the unknown device {_text(saved)} (nn.save "
+                          f"writes one of {', '.join(_DEVICES)})")
+        dtype = self.field(node, "dtype", path, str)
         if dtype not in _DTYPES:
-            self.fail(f"{path} has the unknown dtype {dtype!r}")
-        little = np.dtype(dtype).newbyteorder("<")
-        if nbytes != math.prod(shape) * little.itemsize or node["offset"] != self.position:
-            self.fail(f"{path}'s size or place in the file does not match its shape {shape}")
-        if self.available is not None and nbytes > self.available:
-            self.fail(f"expected {nbytes} bytes of data for {path}, found {self.available}")
-        buffer = bytearray(nbytes)
-        got = self.stream.readinto(buffer) if nbytes else 0
-        if got != nbytes:
-            self.fail(f"expected {nbytes} bytes of data for {path}, found {got}")
-        if self.available is not None:
-            self.available -= nbytes
-        if zlib.crc32(buffer) != node["crc32"]:
+            self.fail(f"{path} has the unknown dtype {_text(dtype)} (nn.save writes one of "
+                      f"{', '.join(_DTYPES)})")
+        shape = self.field(node, "shape", path, list)
+        if (len(shape) > _MAX_NDIM or (kind == "numpy_scalar" and shape)
+                or not all(type(n) is int and 0 <= n < 2 ** 63 for n in shape)):
+            scalar = " (a numpy scalar has shape [])" if kind == "numpy_scalar" else ""
+            self.fail(f"{path}'s shape {_text(shape)} is not a list of at most {_MAX_NDIM} "
+                      f"sizes >= 0{scalar}")
+        nbytes = self.field(node, "nbytes", path, int)
+        offset = self.field(node, "offset", path, int)
+        crc = self.field(node, "crc32", path, int)
+        need = math.prod(shape) * np.dtype(dtype).itemsize
+        if nbytes != need or offset != self.position:
+            self.fail(f"{path}'s size or place in the file does not match its shape "
+                      f"{_text(shape)} (the header says {nbytes} bytes at offset {offset}; "
+                      f"{dtype} of that shape is {need} bytes, due at offset {self.position})")
+        buffer = self._read(nbytes, path)
+        if zlib.crc32(buffer) != crc:
             self.fail(f"the data of {path} does not match its checksum")
         self.position += nbytes
-        array = np.frombuffer(buffer, little).reshape(shape).astype(dtype, copy=False)
+        try:
+            if dtype == "bool":             # a nonzero byte is True, as numpy counts it
+                array = np.frombuffer(buffer, np.uint8).reshape(shape) != 0
+            else:
+                little = np.dtype(dtype).newbyteorder("<")
+                array = np.frombuffer(buffer, little).reshape(shape).astype(dtype, copy=False)
+        except ValueError as error:         # numpy's limits on sizes of an empty array
+            self.fail(f"{path}'s shape {shape} cannot be made ({error})")
         if kind == "ndarray":
             return array
         if kind == "numpy_scalar":
             return array[()]
-        tensor = _place(Tensor(array), node.get("device", "cpu"), self.map_location)
-        self.tensors[node["ref"]] = tensor
+        tensor = _place(Tensor(array), saved, self.map_location, self.name)
+        self.tensors[ref] = tensor
         return tensor
 
+    def _read(self, nbytes, path):
+        """The next ``nbytes`` bytes of data, never allocating more than the file holds."""
+        if self.available is not None:
+            if nbytes > self.available:
+                self.fail(f"expected {nbytes} bytes of data for {path}, found {self.available}")
+            buffer = bytearray(nbytes)
+            got = _read_into(self.stream, buffer)
+            self.available -= got
+        else:
+            buffer = _read_up_to(self.stream, nbytes)
+            got = len(buffer)
+        if got != nbytes:
+            self.fail(f"expected {nbytes} bytes of data for {path}, found {got}")
+        return buffer
 
-def _place(tensor, saved, map_location):
+
+_KIND_NAMES = {dict: "an object", list: "a list", str: "a string", bool: "a bool", int: "an int",
+               float: "a float", type(None): "null"}
+
+
+def _describe(value):
+    """A short description of a value read from a file: its JSON type and its start."""
+    if value is None or isinstance(value, dict):
+        return _KIND_NAMES[type(value)]
+    return f"{_KIND_NAMES.get(type(value), type(value).__name__)} {_text(value)}"
+
+
+def _text(value):
+    """The start of ``value`` as JSON text."""
+    if isinstance(value, dict):
+        return "{...}"
+    return _short(json.dumps(value))
+
+
+def _short(text, limit=80):
+    return text if len(text) <= limit else text[:limit - 3] + "..."
+
+
+def _read_into(stream, buffer):
+    """Fill ``buffer`` from ``stream`` (short reads continued); the number of bytes read."""
+    view, got = memoryview(buffer), 0
+    while got < len(buffer):
+        n = stream.readinto(view[got:])
+        if not n:
+            break
+        got += n
+    return got
+
+
+def _read_up_to(stream, size):
+    """Up to ``size`` bytes from a stream whose length is not known, read in bounded chunks
+    so that a damaged length does not allocate what it says."""
+    buffer = bytearray()
+    while len(buffer) < size:
+        chunk = stream.read(min(_CHUNK, size - len(buffer)))
+        if not chunk:
+            break
+        buffer += chunk
+    return buffer
+
+
+def _place(tensor, saved, map_location, name):
     """``tensor`` on the device ``map_location`` says for a tensor saved on ``saved``."""
     target = saved
     if isinstance(map_location, dict):
@@ -268,10 +406,10 @@ def _place(tensor, saved, map_location):
         target = map_location
     target = device(str(target))
     if target.type == "cuda" and not cuda_available():
-        raise RuntimeError("Attempting to deserialize object on a CUDA device but "
-                           "nn.cuda.is_available() is False. If you are running on a CPU-only "
-                           "machine, please use nn.load with map_location='cpu' to map your "
-                           "tensors to the CPU.")
+        raise CheckpointDeviceError(
+            f"nn.load: {name}: Attempting to deserialize object on a CUDA device but "
+            "nn.cuda.is_available() is False. If you are running on a CPU-only machine, please "
+            "use nn.load with map_location='cpu' to map your tensors to the CPU.")
     return tensor if target == tensor.device else tensor.to(target)
 
 
@@ -307,7 +445,7 @@ def _remaining(stream):
 
 
 def _read(stream, name, map_location):
-    prefix = stream.read(_PREFIX.size)
+    prefix = _read_up_to(stream, _PREFIX.size)
     if len(prefix) < _PREFIX.size or not prefix.startswith(MAGIC):
         if prefix[:len(MAGIC)] == MAGIC[:len(prefix)] and len(prefix) < _PREFIX.size:
             raise CheckpointError(f"nn.load: {name} is truncated or corrupt: it ends after "
@@ -321,19 +459,33 @@ def _read(stream, name, map_location):
     if left is not None and size > left:        # never allocate what a damaged length says
         raise CheckpointError(f"nn.load: {name} is truncated or corrupt: the header should "
                               f"have {size} bytes, found {left}")
-    header = stream.read(size)
+    header = _read_up_to(stream, size)
     reader = _Reader(stream, name, map_location)
     if len(header) != size:
         reader.fail(f"the header should have {size} bytes, found {len(header)}")
     if zlib.crc32(header) != crc:
         reader.fail("the header does not match its checksum")
     try:
-        document = json.loads(header.decode("utf-8"))
-        tree = document["object"]
-    except (UnicodeDecodeError, ValueError, KeyError, TypeError) as error:
-        reader.fail(f"the header is not valid ({error})")
-    obj = reader.decode(tree, "checkpoint")
-    if reader.position != document.get("data_bytes"):
-        reader.fail(f"the header announces {document.get('data_bytes')} bytes of data, its "
-                    f"nodes {reader.position}")
+        document = safe_json.loads(bytes(header), _MAX_JSON_DEPTH)
+    except ValueError as error:
+        reader.fail(f"the header is not valid JSON ({_short(str(error), 200)})")
+    if not isinstance(document, dict):
+        reader.fail(f"the header is {_describe(document)}, not an object")
+    if document.get("format") != "tensorweave-checkpoint":
+        reader.fail(f"the header's format is {_describe(document.get('format'))}, not "
+                    "'tensorweave-checkpoint'")
+    version = document.get("version")
+    if type(version) is int and version > VERSION:
+        raise CheckpointError(f"nn.load: {name} is a checkpoint of format version {version}, "
+                              f"written by a newer tensorweave; this one reads version "
+                              f"{VERSION}: upgrade tensorweave to load it")
+    if version != VERSION or type(version) is not int:
+        reader.fail(f"the header's version is {_describe(version)}, not {VERSION}")
+    data_bytes = reader.field(document, "data_bytes", "the header", int)
+    if "object" not in document:
+        reader.fail("the header has no 'object' field")
+    obj = reader.decode(document["object"], "checkpoint")
+    if reader.position != data_bytes:
+        reader.fail(f"the header announces {data_bytes} bytes of data, its nodes "
+                    f"{reader.position}")
     return obj

@@ -670,7 +670,9 @@ class Tensor:
         return F.div(self, other)
 
     def __rtruediv__(self, other):
-        return F.div(other, self)
+        # ``number / tensor`` is ``reciprocal(tensor) * number``, as PyTorch's (its values
+        # and its node, which keeps the reciprocal, not the tensor)
+        return F.mul(F.reciprocal(self), other)
 
     def __neg__(self):
         return F.neg(self)

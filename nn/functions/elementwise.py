@@ -150,32 +150,40 @@ class Sub(Op):
                 _sum_to(g * -ctx.alpha, ctx.shapes[1]) if need[1] else None, None)
 
 
+# What a node saves is what its backward reads for the gradients that are needed, as
+# PyTorch's: ``y * 2`` keeps no tensor that the user sees (``d(y * 2)/dy`` is 2), so writing
+# ``y`` in place afterwards is allowed; ``y * w`` keeps ``y`` only when ``w`` needs a gradient
+
+
 class Mul(Op):
     @staticmethod
     def forward(ctx, a, b):
-        ctx.save_for_backward(a, b)
+        need = ctx.needs_input_grad
+        ctx.save_for_backward(a if need[1] else None, b if need[0] else None)
+        ctx.shapes = a.shape, b.shape
         return _run(cpu.multiply, a, b)
 
     @staticmethod
     def backward(ctx, g):
         a, b = ctx.saved_tensors
         need = ctx.needs_input_grad
-        return (_sum_to(g * b, a.shape) if need[0] else None,
-                _sum_to(g * a, b.shape) if need[1] else None)
+        return (_sum_to(g * b, ctx.shapes[0]) if need[0] else None,
+                _sum_to(g * a, ctx.shapes[1]) if need[1] else None)
 
 
 class Div(Op):
     @staticmethod
     def forward(ctx, a, b):
-        ctx.save_for_backward(a, b)
+        ctx.save_for_backward(a if ctx.needs_input_grad[1] else None, b)
+        ctx.shapes = a.shape, b.shape
         return _run(cpu.divide, a, b)
 
     @staticmethod
     def backward(ctx, g):
         a, b = ctx.saved_tensors
         need = ctx.needs_input_grad
-        return (_sum_to(g / b, a.shape) if need[0] else None,
-                _sum_to(-(g * a) / (b * b), b.shape) if need[1] else None)
+        return (_sum_to(g / b, ctx.shapes[0]) if need[0] else None,
+                _sum_to(-(g * a) / (b * b), ctx.shapes[1]) if need[1] else None)
 
 
 class DivRounded(Op):
@@ -263,9 +271,31 @@ def true_divide(dividend, divisor):
     return div(dividend, divisor)
 
 
+class FloorDivide(Op):
+    """``input // other``: as PyTorch's, its result requires grad when an operand does, and
+    backward through it raises (it has no derivative; ``div(rounding_mode="floor")`` has a
+    zero one)."""
+
+    @staticmethod
+    def forward(ctx, a, b):
+        return _run(declare.floor_divide, a, b)
+
+    @staticmethod
+    def backward(ctx, g):
+        raise RuntimeError("derivative for aten::floor_divide is not implemented; use "
+                           "div(a, b, rounding_mode='floor') for a zero gradient, or detach() "
+                           "the operands")
+
+
+FloorDivide._node_cls.__name__ = "NotImplemented"
+
+
 def floor_divide(input, other):
-    """``input // other`` rounded down (no gradient, as PyTorch's)."""
-    return div(input, other, rounding_mode="floor").detach()
+    """``input // other`` rounded down (no derivative, as PyTorch's)."""
+    dtype = result_type_of(input, other)
+    a, b = _tensors(input, other, dtype="int64" if dtype == "bool" else dtype)
+    _refuse_integer_zero(b, "division")
+    return FloorDivide.apply(a, b)
 
 
 subtract, multiply, divide = sub, mul, div
@@ -411,17 +441,25 @@ class Fmod(Op):
     kernel, mode = declare.fmod, "trunc"
 
     @staticmethod
-    def forward(ctx, a, b):
-        ctx.save_for_backward(a, b)
+    def forward(ctx, a, b, number_dividend=False):
+        # the operands only for the divisor's gradient, as PyTorch's (none for a number's
+        # remainder, whose backward raises)
+        keep = ctx.needs_input_grad[1] and not number_dividend
+        ctx.save_for_backward(*((a, b) if keep else (None, None)))
+        ctx.shapes, ctx.number_dividend = (a.shape, b.shape), number_dividend
         return _run(ctx._forward_cls.kernel, a, b)
 
     @staticmethod
     def backward(ctx, g):
         a, b = ctx.saved_tensors
         need = ctx.needs_input_grad
-        quotient = div(a, b, rounding_mode=ctx._forward_cls.mode).detach()
-        return (_sum_to(g, a.shape) if need[0] else None,
-                _sum_to(-g * quotient, b.shape) if need[1] else None)
+        if need[1] and ctx.number_dividend:
+            raise RuntimeError(f"derivative for aten::{ctx._forward_cls.__name__.lower()} is "
+                               "not implemented (the gradient of a number modulo a tensor, as "
+                               "PyTorch's); detach() the divisor")
+        quotient = div(a, b, rounding_mode=ctx._forward_cls.mode).detach() if need[1] else None
+        return (_sum_to(g, ctx.shapes[0]) if need[0] else None,
+                _sum_to(-g * quotient, ctx.shapes[1]) if need[1] else None, None)
 
 
 class Remainder(Fmod):
@@ -434,7 +472,7 @@ def _modulo(op, input, other):
     if a.dtype == "bool":
         a, b = cast(a, "int64"), cast(b, "int64")
     _refuse_integer_zero(b, "remainder")
-    return op.apply(a, b)
+    return op.apply(a, b, not isinstance(input, Tensor))
 
 
 def fmod(input, other):
@@ -457,9 +495,12 @@ class Atan2(Op):
     def backward(ctx, g):
         a, b = ctx.saved_tensors
         need = ctx.needs_input_grad
-        scale = g / (a * a + b * b)
-        return (_sum_to(scale * b, a.shape) if need[0] else None,
-                _sum_to(-scale * a, b.shape) if need[1] else None)
+        # PyTorch's: g * b / (a^2 + b^2) and -g * a / (a^2 + b^2), with 1 / (a^2 + b^2) read
+        # as 0 where a^2 + b^2 is 0 (the gradient at the origin is 0, signed as b and -a)
+        square = a * a + b * b
+        recip = where(square == 0, 0.0, square.reciprocal())
+        return (_sum_to(g * b * recip, a.shape) if need[0] else None,
+                _sum_to(g * -a * recip, b.shape) if need[1] else None)
 
 
 def atan2(input, other):
@@ -474,16 +515,19 @@ class Lerp(Op):
 
     @staticmethod
     def forward(ctx, start, end, weight):
-        ctx.save_for_backward(start, end, weight)
+        # the ends only for the weight's gradient, as PyTorch's
+        ends = (start, end) if ctx.needs_input_grad[2] else (None, None)
+        ctx.save_for_backward(*ends, weight)
+        ctx.shapes = start.shape, end.shape, weight.shape
         return _run(declare.lerp, start, end, weight)
 
     @staticmethod
     def backward(ctx, g):
         start, end, weight = ctx.saved_tensors
-        need = ctx.needs_input_grad
-        return (_sum_to(g * (1 - weight), start.shape) if need[0] else None,
-                _sum_to(g * weight, end.shape) if need[1] else None,
-                _sum_to(g * (end - start), weight.shape) if need[2] else None)
+        need, shapes = ctx.needs_input_grad, ctx.shapes
+        return (_sum_to(g * (1 - weight), shapes[0]) if need[0] else None,
+                _sum_to(g * weight, shapes[1]) if need[1] else None,
+                _sum_to(g * (end - start), shapes[2]) if need[2] else None)
 
 
 def lerp(input, end, weight):
@@ -793,10 +837,33 @@ def frexp(input):
                         cast(where(finite, exponent, 0.0), "int32"))
 
 
+class Ldexp(Op):
+    """``input * 2**other``; as PyTorch's, the node keeps ``other`` and the result (not
+    ``input``): the gradients are ``g * 2**other`` and ``g * result * ln 2``."""
+
+    @staticmethod
+    def forward(ctx, x, other):
+        power = other.exp2()
+        out = mul(x, power)
+        ctx.save_for_backward(other, out)
+        ctx.shapes = x.shape, other.shape
+        return out
+
+    @staticmethod
+    def backward(ctx, g):
+        other, out = ctx.saved_tensors
+        need = ctx.needs_input_grad
+        return (_sum_to(g * other.exp2(), ctx.shapes[0]) if need[0] else None,
+                _sum_to(g * out * math.log(2.0), ctx.shapes[1]) if need[1] else None)
+
+
 def ldexp(input, other):
     """``input * 2**other``."""
-    power = other.exp2() if isinstance(other, Tensor) else 2.0 ** other
-    return mul(input, power)
+    if not isinstance(other, Tensor):
+        return mul(input, 2.0 ** other)
+    dtype = result_type_of(input, other)
+    x, e = _tensors(input, other, dtype=dtype if dtype in FLOATING else "float32")
+    return Ldexp.apply(x, e)
 
 
 # ----------------------------------------------------------------------------- special functions

@@ -42,10 +42,11 @@ class Unary(Op):
     ``None`` as derivative means zero almost everywhere (rounding, ``sign``).
     """
     kernel = None
-    # True when the derivative reads the output only (exp, tanh, sigmoid...): the node then
-    # saves the output alone, so an in-place write to the input afterwards is allowed, as in
-    # PyTorch (and one to the output is caught by its version check)
-    output_only = False
+    # what the derivative reads, and so what the node keeps, as PyTorch's: "input" (log,
+    # sin...), "output" (exp, tanh, relu, reciprocal...) or "" (nothing: rounding, sign,
+    # frac). An in-place write to a tensor that is not kept is then allowed, as in PyTorch,
+    # and one to a kept tensor is caught by its version check
+    saves = "input"
 
     @staticmethod
     def derivative(x, out):
@@ -54,18 +55,14 @@ class Unary(Op):
     @staticmethod
     def forward(ctx, x, params):
         out = _kernel(ctx._forward_cls.kernel, x._data, out_shape=x.shape, **dict(params))
-        if ctx._forward_cls.output_only:
-            ctx.save_for_backward(out)
-        else:
-            ctx.save_for_backward(x, out)
+        saves = ctx._forward_cls.saves
+        ctx.save_for_backward(x if saves == "input" else None,
+                              out if saves == "output" else None)
         return out
 
     @staticmethod
     def backward(ctx, g):
-        if ctx._forward_cls.output_only:
-            x, (out,) = None, ctx.saved_tensors
-        else:
-            x, out = ctx.saved_tensors
+        x, out = ctx.saved_tensors
         d = ctx._forward_cls.derivative(x, out)
         if d is None:       # zeros, not g * 0: an inf or NaN gradient still gives 0 (PyTorch)
             return zeros_like(g, device=g.device), None
@@ -75,16 +72,17 @@ class Unary(Op):
         return g * d, None
 
 
-def _unary(name, kernel, derivative=None, integers="float", output_only=False):
+def _unary(name, kernel, derivative=None, integers="float", saves="input"):
     """Define the Op ``name`` and its public function.
 
     ``integers``: "float" computes integer inputs in float32, "keep" keeps their dtype,
-    "refuse" raises PyTorch's error for them.
+    "refuse" raises PyTorch's error for them. ``saves``: what ``derivative`` reads ("input",
+    "output" or ""; nothing without a derivative).
     """
     body = {"kernel": kernel, "__module__": __name__, "__doc__": f"Elementwise {name}."}
     if derivative is not None:
         body["derivative"] = staticmethod(derivative)
-    body["output_only"] = output_only
+    body["saves"] = saves if derivative is not None else ""
     op = type(name.title().replace("_", ""), (Unary,), body)
 
     def function(input, **params):
@@ -102,29 +100,30 @@ def _unary(name, kernel, derivative=None, integers="float", output_only=False):
 
 LN2, LN10 = math.log(2.0), math.log(10.0)
 
-exp = _unary("exp", cpu.exp, lambda x, out: out, output_only=True)
-exp2 = _unary("exp2", declare.exp2, lambda x, out: out * LN2, output_only=True)
-expm1 = _unary("expm1", declare.expm1, lambda x, out: out + 1, output_only=True)
+exp = _unary("exp", cpu.exp, lambda x, out: out, saves="output")
+exp2 = _unary("exp2", declare.exp2, lambda x, out: out * LN2, saves="output")
+expm1 = _unary("expm1", declare.expm1, lambda x, out: out + 1, saves="output")
 log = _unary("log", cpu.log, lambda x, out: x.reciprocal())
 log2 = _unary("log2", declare.log2, lambda x, out: (x * LN2).reciprocal())
 log10 = _unary("log10", declare.log10, lambda x, out: (x * LN10).reciprocal())
 log1p = _unary("log1p", declare.log1p, lambda x, out: (x + 1).reciprocal())
-sqrt = _unary("sqrt", cpu.sqrt, lambda x, out: 0.5 / out, output_only=True)
-rsqrt = _unary("rsqrt", declare.rsqrt, lambda x, out: out * out * out * -0.5, output_only=True)
+sqrt = _unary("sqrt", cpu.sqrt, lambda x, out: 0.5 / out, saves="output")
+rsqrt = _unary("rsqrt", declare.rsqrt, lambda x, out: out * out * out * -0.5, saves="output")
 sin = _unary("sin", declare.sin, lambda x, out: x.cos())
 cos = _unary("cos", declare.cos, lambda x, out: -x.sin())
-tan = _unary("tan", declare.tan, lambda x, out: out * out + 1, output_only=True)
+tan = _unary("tan", declare.tan, lambda x, out: out * out + 1, saves="output")
 asin = _unary("asin", declare.asin, lambda x, out: (1 - x * x).rsqrt())
 acos = _unary("acos", declare.acos, lambda x, out: -(1 - x * x).rsqrt())
 atan = _unary("atan", declare.atan, lambda x, out: (x * x + 1).reciprocal())
 sinh = _unary("sinh", declare.sinh, lambda x, out: x.cosh())
 cosh = _unary("cosh", declare.cosh, lambda x, out: x.sinh())
 erf = _unary("erf", declare.erf, lambda x, out: (-x * x).exp() * (2 / math.sqrt(math.pi)))
-tanh = _unary("tanh", cpu.tanh, lambda x, out: 1 - out * out, output_only=True)
-sigmoid = _unary("sigmoid", cpu.sigmoid, lambda x, out: out * (1 - out), output_only=True)
-reciprocal = _unary("reciprocal", declare.reciprocal, lambda x, out: -(out * out))
+tanh = _unary("tanh", cpu.tanh, lambda x, out: 1 - out * out, saves="output")
+sigmoid = _unary("sigmoid", cpu.sigmoid, lambda x, out: out * (1 - out), saves="output")
+reciprocal = _unary("reciprocal", declare.reciprocal, lambda x, out: -(out * out),
+                    saves="output")
 # out != 0, not out > 0: the gradient passes where the output is NaN, as PyTorch's
-_relu = _unary("relu", cpu.relu, lambda x, out: out != 0, integers="keep")
+_relu = _unary("relu", cpu.relu, lambda x, out: out != 0, integers="keep", saves="output")
 
 
 def relu(input, inplace=False):
@@ -140,7 +139,7 @@ sign_ = _unary("sign", declare.sign, integers="keep")
 floor = _unary("floor", declare.floor, integers="keep")
 ceil = _unary("ceil", declare.ceil, integers="keep")
 trunc = _unary("trunc", declare.trunc, integers="keep")
-frac = _unary("frac", declare.frac, lambda x, out: 1, integers="refuse")
+frac = _unary("frac", declare.frac, lambda x, out: 1, integers="refuse", saves="")
 round_ = _unary("round", declare.round, integers="keep")
 
 

@@ -64,12 +64,19 @@ def _matmul_dtypes(a, b):
     _bmm_dtypes(a, b)
 
 
+def _save_crossed(ctx, a, b):
+    """Keep each factor of a product only for the other's gradient, as PyTorch's ``mm``: a
+    frozen weight's product does not keep the input (which may then be written in place)."""
+    need = ctx.needs_input_grad
+    ctx.save_for_backward(a if need[1] else None, b if need[0] else None)
+
+
 class Mm(Op):
     """``a @ b`` for two matrices."""
 
     @staticmethod
     def forward(ctx, a, b):
-        ctx.save_for_backward(a, b)
+        _save_crossed(ctx, a, b)
         return _kernel_f32(cpu.matmul, a._data, b._data, out_shape=(a.shape[0], b.shape[1]))
 
     @staticmethod
@@ -85,7 +92,7 @@ class MmTN(Op):
 
     @staticmethod
     def forward(ctx, a, b):
-        ctx.save_for_backward(a, b)
+        _save_crossed(ctx, a, b)
         return _kernel_f32(cpu_matmul.matmul_tn, a._data, b._data,
                            out_shape=(a.shape[1], b.shape[1]), schedule=cpu_matmul.schedule_matmul)
 
@@ -103,7 +110,7 @@ class Addmm(Op):
 
     @staticmethod
     def forward(ctx, x, weight, bias):
-        ctx.save_for_backward(x, weight)
+        _save_crossed(ctx, x, weight)
         arrays = (x._data, weight._data) + (() if bias is None else (bias._data,))
         return _kernel_f32(cpu.dense, *arrays, out_shape=(x.shape[0], weight.shape[0]))
 
@@ -134,8 +141,8 @@ class Bmm(Op):
 
     @staticmethod
     def forward(ctx, a, b, ta=False, tb=False):
-        ctx.save_for_backward(a, b)
-        ctx.transposed = (ta, tb)
+        _save_crossed(ctx, a, b)
+        ctx.shapes, ctx.transposed = (a.shape, b.shape), (ta, tb)
         m = a.shape[-1] if ta else a.shape[-2]
         n = b.shape[-2] if tb else b.shape[-1]
         batch = broadcast_shape(a.shape[:-2], b.shape[:-2])
@@ -153,10 +160,10 @@ class Bmm(Op):
         ga = gb = None
         if need[0]:         # d op(a) = g @ op(b)^T; transposed back when ta
             ga = _sum_to(Bmm.apply(b, g, tb, True) if ta else Bmm.apply(g, b, False, not tb),
-                         a.shape)
+                         ctx.shapes[0])
         if need[1]:         # d op(b) = op(a)^T @ g; transposed back when tb
             gb = _sum_to(Bmm.apply(g, a, True, ta) if tb else Bmm.apply(a, g, not ta, False),
-                         b.shape)
+                         ctx.shapes[1])
         return ga, gb, None, None
 
 

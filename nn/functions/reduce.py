@@ -316,7 +316,8 @@ class Var(Op):
         out = _kernel_f32(declare.variance, x._data, out_shape=_reduced(x.shape, dims, keepdim),
                           axis=_axes(dims), keepdims=keepdim, correction=correction,
                           root=ctx._forward_cls.root, schedule=FUSED)
-        ctx.save_for_backward(x, out)
+        # var's gradient reads the input only; std's the output too (as PyTorch's)
+        ctx.save_for_backward(x, out if ctx._forward_cls.root else None)
         return out
 
     @staticmethod

@@ -196,12 +196,31 @@ def _extremum(pick):
     return fn
 
 
+def _negative(v):
+    """The sign bit of a non-NaN ``v``: ``v < 0``, and for a zero ``1 / v < 0`` (-0.0)."""
+    zero = te.const(0, v.dtype)
+    return te.any(v < zero, te.all(v.equal(zero), te.const(1, v.dtype) / v < zero))
+
+
 def _atan2(y, x):
+    """C's ``atan2`` (PyTorch's), signed zeros and infinities included: +-0 for y = +-0
+    and x >= +0, +-pi for x <= -0; +-pi/2 for x = +-0; +-pi/4 or +-3pi/4 when both are
+    infinite; NaN when either is."""
+    dtype = y.dtype
+    pi = te.const(math.pi, dtype)
+
+    def signed(v):          # v with y's sign
+        return te.select(_negative(y), -v, v)
+
     base = te.atan(y / x)
-    pi = te.const(math.pi, y.dtype)
-    negative_x = te.select(y >= 0, base + pi, base - pi)
-    origin = te.all(x.equal(0), y.equal(0))
-    return te.select(x < 0, negative_x, te.select(origin, te.const(0.0, y.dtype), base))
+    quadrant = te.select(x < te.const(0, dtype), te.select(y >= te.const(0, dtype),
+                                                           base + pi, base - pi), base)
+    infinite = te.select(x > te.const(0, dtype), te.const(math.pi / 4, dtype),
+                         te.const(3 * math.pi / 4, dtype))
+    out = te.select(te.all(te.isinf(y), te.isinf(x)), signed(infinite), quadrant)
+    out = te.select(x.equal(te.const(0, dtype)), signed(te.const(math.pi / 2, dtype)), out)
+    out = te.select(y.equal(te.const(0, dtype)), te.select(_negative(x), signed(pi), y), out)
+    return te.select(te.any(_is_nan(y), _is_nan(x)), y + x, out)
 
 
 def _bool(v):
