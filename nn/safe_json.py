@@ -30,18 +30,20 @@ def depth(data: bytes) -> int:
 
 
 def loads(data, max_depth: int):
-    """``json.loads(data)`` (``data``: bytes, UTF-8), ValueError if it nests deeper than
-    ``max_depth`` or is not valid UTF-8 or JSON."""
+    """``json.loads(data)`` (``data``: str, or bytes in UTF-8), ValueError if it nests deeper
+    than ``max_depth`` or is not valid UTF-8 or JSON."""
     if isinstance(data, str):
-        data = data.encode("utf-8", "surrogatepass")
+        text, data = data, data.encode("utf-8", "surrogatepass")
+    else:
+        data = bytes(data)
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError as error:
+            raise ValueError(f"it is not valid UTF-8 ({error})") from None
     found = depth(data)
     if found > max_depth:
         raise ValueError(f"the JSON nests {found} arrays and objects deep, more than the "
                          f"{max_depth} allowed")
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as error:
-        raise ValueError(f"it is not valid UTF-8 ({error})") from None
     try:
         return json.loads(text)
     except RecursionError:

@@ -466,7 +466,7 @@ def _read(stream, name, map_location):
     if zlib.crc32(header) != crc:
         reader.fail("the header does not match its checksum")
     try:
-        document = safe_json.loads(bytes(header), _MAX_JSON_DEPTH)
+        document = safe_json.loads(header, _MAX_JSON_DEPTH)
     except ValueError as error:
         reader.fail(f"the header is not valid JSON ({_short(str(error), 200)})")
     if not isinstance(document, dict):

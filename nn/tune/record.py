@@ -7,8 +7,11 @@ fastest error-free config recorded for that workload and target. The target is t
 else the current ``te.target.Target``, else the only target the workload has records for.
 Targets are compared canonically (kind, then options sorted), so the spelling of a target string
 does not matter. A line that does not parse or has a field of the wrong type is skipped with a
-warning naming the file and line; a record whose config does not fit the template's current space
-is skipped with a warning when the best is chosen. ``Tuner.load_history(log)`` resumes a search.
+warning naming the file and line, and so is a line that is not valid UTF-8, nests arrays and
+objects more than ``MAX_DEPTH`` deep, or is longer than ``MAX_LINE`` bytes (it is never read
+whole); the rest of the file loads. A record whose config does not fit the template's current
+space is skipped with a warning when the best is chosen. ``Tuner.load_history(log)`` resumes a
+search.
 """
 from __future__ import annotations
 
@@ -20,12 +23,15 @@ from dataclasses import dataclass
 import te
 from te.target import Target
 
-from .check import warn_user
+from .. import safe_json
+from .check import json_value, warn_user
 from .measure import MeasureResult
 from .space import ConfigEntity
 from .template import _TEMPLATES, CURRENT_CONTEXT, canonical_args, canonical_target, get_template
 
 VERSION = 1
+MAX_LINE = 1 << 20          # bytes in one record line (a record is a few hundred)
+MAX_DEPTH = 32              # arrays and objects nested in one record line
 
 
 @dataclass(frozen=True)
@@ -49,11 +55,17 @@ def encode(inp, result):
 
 
 def decode(line):
-    """The TuningRecord of one JSON line; ValueError if it does not parse or a field has the
-    wrong type."""
-    data = json.loads(line)
+    """The TuningRecord of one JSON line (str, or bytes in UTF-8); ValueError if it does not
+    parse, nests deeper than ``MAX_DEPTH``, or a field has the wrong type."""
+    data = safe_json.loads(line, MAX_DEPTH)
     if not isinstance(data, dict):
         raise ValueError(f"a record is a JSON object, got {type(data).__name__}")
+    version = data.get("version", VERSION)
+    if type(version) is not int or version < 1:
+        raise ValueError(f"version should be a positive integer, got {version!r}")
+    if version > VERSION:
+        raise ValueError(f"the record is of version {version}, written by a newer tensorweave "
+                         f"(this one reads version {VERSION})")
     for key in ("workload", "target", "config", "costs"):
         if key not in data:
             raise ValueError(f"the record has no {key!r} field")
@@ -62,6 +74,7 @@ def decode(line):
             and isinstance(workload[1], list)):
         raise ValueError(f"workload should be [template name, [args]], got {workload!r}")
     name, args = workload
+    args = json_value("record", "workload argument", args)   # numbers, strings, lists: no dict
     if not isinstance(data["target"], str):
         raise ValueError(f"target should be a string, got {data['target']!r}")
     canonical_target(data["target"])                       # ValueError if it does not parse
@@ -78,28 +91,61 @@ def decode(line):
                            error_kind=data.get("error_kind"),
                            build_time=data.get("build_time", 0.0),
                            timestamp=data.get("timestamp", 0.0))
-    return TuningRecord((name, canonical_args(args)), data["target"],
-                        ConfigEntity.from_json(data["config"]), result)
+    config = ConfigEntity.from_json(data["config"])
+    for knob, entity in config.entities.items():
+        json_value("record", f"knob {knob!r}", entity.value)       # as define_knob takes
+    return TuningRecord((name, canonical_args(args)), data["target"], config, result)
 
 
 def _is_time(value):
-    return (isinstance(value, (int, float)) and not isinstance(value, bool)
-            and math.isfinite(value) and value >= 0)
+    if not isinstance(value, (int, float)) or isinstance(value, bool):
+        return False
+    try:
+        value = float(value)
+    except OverflowError:                       # an int too large for a float
+        return False
+    return math.isfinite(value) and value >= 0
 
 
 def load_records(path):
-    """All records of a log file; a line that does not parse (a cut-off write) or has a field
-    of the wrong type is skipped with a warning naming the file and line."""
+    """All records of a log file; a line that does not parse (a cut-off write, invalid UTF-8,
+    nested too deep), is too long or has a field of the wrong type is skipped with a warning
+    naming the file and line."""
     records = []
-    with open(path, encoding="utf-8") as f:
-        for lineno, line in enumerate(f, 1):
+    with open(path, "rb") as f:
+        for lineno, line in enumerate(_lines(f), 1):
+            if isinstance(line, int):
+                warn_user(f"{path}:{lineno}: skipping a line of {line} bytes, longer than the "
+                          f"{MAX_LINE} bytes a record may have")
+                continue
             if not line.strip():
                 continue
             try:
                 records.append(decode(line))
             except (ValueError, KeyError, TypeError) as err:
-                warn_user(f"{path}:{lineno}: skipping a record that does not parse ({err})")
+                text = str(err)
+                text = text if len(text) <= 300 else text[:297] + "..."
+                warn_user(f"{path}:{lineno}: skipping a record that does not parse ({text})")
     return records
+
+
+def _lines(f):
+    """The lines of a binary file, each as bytes, or as its length (an int) when it is longer
+    than ``MAX_LINE``: a long line is read in bounded pieces and dropped."""
+    while True:
+        line = f.readline(MAX_LINE + 1)
+        if not line:
+            return
+        if len(line) <= MAX_LINE or line.endswith(b"\n"):
+            yield line
+            continue
+        size = len(line)
+        while not line.endswith(b"\n"):
+            line = f.readline(MAX_LINE)
+            if not line:
+                break
+            size += len(line)
+        yield size - line.endswith(b"\n")          # without its newline
 
 
 def as_records(records, owner):

@@ -21,13 +21,15 @@ import subprocess
 import sys
 import textwrap
 import tracemalloc
+import warnings
 import zlib
 
 import numpy as np
 import pytest
 
 import nn
-from nn import serialization
+import te
+from nn import serialization, tune
 from nn.serialization import CheckpointError, load, save
 
 DTYPES = ["bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
@@ -526,3 +528,112 @@ def test_fuzz_fields_and_data_with_checksums_fixed():
         message = try_load(pack(header_doc, data))
         outcomes["loaded" if message is None else "refused"] += 1
     assert outcomes["refused"] > 100 and outcomes["loaded"] > 20, outcomes
+
+
+# -- tuning records ------------------------------------------------------------------------------
+
+@tune.template("hostile_scale")
+def hostile_scale(cfg, n):
+    """B = A * 3 with a split knob: a space of a few configs to record."""
+    A = te.placeholder((n,), name="A")
+    B = te.compute((n,), lambda i: A[i] * 3.0, name="B")
+    s = te.create_schedule(B.op)
+    cfg.define_split("tile", B.op.axis[0], num_outputs=2)
+    cfg["tile"].apply(s, B, B.op.axis[0])
+    return s, [A, B]
+
+
+def record_line(task, index, cost, **change):
+    line = json.loads(tune.encode(tune.MeasureInput(task, task.space.get(index)),
+                                  tune.MeasureResult(costs=(cost,))))
+    line.update(change)
+    return json.dumps(line).encode()
+
+
+def load_warnings(load_records, *args):
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        result = load_records(*args)
+    return result, [str(w.message) for w in caught]
+
+
+def test_bad_record_lines_are_skipped_with_file_and_line(tmp_path):
+    task = tune.Task("hostile_scale", (32,))
+    good = {1: record_line(task, 1, 3e-3), 3: record_line(task, 3, 1e-3),
+            5: record_line(task, 5, 2e-3)}
+    first = good[1]
+    bad = {
+        "invalid UTF-8": first.replace(b'"llvm"', b'"ll\xffvm"'),
+        "nested too deep": b"[" * 100_000 + b"]" * 100_000,
+        "nested args": record_line(task, 2, 1e-9, workload=["hostile_scale", [[[[[[[[[[[[[[[[[
+            [[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[32]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]),
+        "too long": b'{"workload": "' + b"x" * (tune.record.MAX_LINE + 10) + b'"}',
+        "dict argument": record_line(task, 2, 1e-9, workload=["hostile_scale", [{"n": 32}]]),
+        "dict knob": first.replace(b'"split", [', b'"choice", {"x": ['
+                                   ).replace(b"]]}", b"]}]}", 1),
+        "huge cost": record_line(task, 2, 1e-9, costs=[10 ** 400]),
+        "newer version": record_line(task, 2, 1e-9, version=2),
+        "costs as text": record_line(task, 2, 1e-9, costs="fast"),
+        "not an object": b'"a string"',
+        "NUL bytes": b"\x00" * 50,
+    }
+    lines, want = [], {}            # line number -> what the warning says
+    for index, (what, line) in enumerate(bad.items()):
+        lines.append(line)
+        want[len(lines)] = what
+        lines.append(good[(1, 3, 5)[index % 3]])
+    log = tmp_path / "hostile.jsonl"
+    log.write_bytes(b"\n".join(lines) + b"\n" + b"y" * (tune.record.MAX_LINE + 1))  # no \n
+    want[len(lines) + 1] = "too long"
+    records, messages = load_warnings(tune.load_records, log)
+    assert len(records) == len(bad) and len(messages) == len(bad) + 1, messages
+    assert {r.config.index for r in records} == {1, 3, 5}
+    reasons = {"invalid UTF-8": "it is not valid UTF-8",
+               "nested too deep": "nests 100000 arrays and objects deep, more than the 32",
+               "nested args": "arrays and objects deep, more than the 32 allowed",
+               "too long": f"skipping a line of {len(bad['too long'])} bytes, longer than the "
+                           f"{tune.record.MAX_LINE} bytes a record may have",
+               "dict argument": "workload argument = {'n': 32} (dict) cannot be stored",
+               "dict knob": "knob 'tile' = {'x': [16, 2]} (dict) cannot be stored",
+               "huge cost": "costs should be a list of run times in seconds",
+               "newer version": "the record is of version 2, written by a newer tensorweave",
+               "costs as text": "costs should be a list of run times in seconds, got 'fast'",
+               "not an object": "a record is a JSON object, got str",
+               "NUL bytes": "skipping a record that does not parse"}
+    for message, (lineno, what) in zip(messages, want.items()):
+        assert message.startswith(f"{log}:{lineno}: skipping a "), (what, message)
+        if lineno == len(lines) + 1:
+            assert f"skipping a line of {tune.record.MAX_LINE + 1} bytes" in message
+        else:
+            assert reasons[what] in message, (what, message)
+        assert len(message) < 600, what
+
+    # the callers: the rest of the file is used, each skipped line warned about
+    history, messages = load_warnings(tune.apply_history_best, log)
+    assert len(messages) == len(bad) + 1
+    assert history.query("hostile_scale", (32,)) == task.space.get(3)      # the fastest
+    tuner = tune.GridSearchTuner(task)
+    used, messages = load_warnings(tuner.load_history, log)
+    assert used == len(bad) and len(messages) == len(bad) + 1
+    assert tuner.visited == {1, 3, 5} and tuner.best_cost == 1e-3
+    assert tuner.best_config == task.space.get(3)
+
+
+def test_a_huge_record_line_is_never_read_whole(tmp_path):
+    task = tune.Task("hostile_scale", (32,))
+    log = tmp_path / "huge.jsonl"
+    with open(log, "wb") as f:
+        f.write(record_line(task, 1, 1e-3) + b"\n[")
+        for _ in range(32):                     # a 32 MiB line
+            f.write(b"0," * (2 ** 19))
+        f.write(b"0]\n" + record_line(task, 2, 2e-3) + b"\n")
+    tracemalloc.start()
+    try:
+        records, messages = load_warnings(tune.load_records, log)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert [r.config.index for r in records] == [1, 2]
+    assert len(messages) == 1 and messages[0].startswith(f"{log}:2: skipping a line of "
+                                                         f"{2 ** 25 + 3} bytes")
+    assert peak < 8 * 2 ** 20, peak
