@@ -266,7 +266,7 @@ class _Exprs:
         self.p.features.add("gather")
         ax = r.choice(self.axes)
         m_src, m = self.p.size()
-        if m == 0:
+        if m == 0:                      # no index fits a size-0 source
             m_src, m = "3", 3
         idt_index = r.choice(["int32", "int64"])
         bad = None

@@ -22,7 +22,7 @@ def _verdict(source, seed):
         return "error", (f"program: {harness._describe(err)} "
                          f"(at {os.path.basename(where.filename)}:{where.lineno})")
     try:
-        harness.run_case(ns)
+        harness.run_case(ns, source)
     except harness.Outcome as out:
         return out.kind, out.detail
     except Exception as err:
