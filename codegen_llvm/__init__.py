@@ -56,7 +56,8 @@ def build(sch, args, target, name="default_function"):
     source = str(module)
     jit = JITModule(source, options)
     workspace = emitter.workspace_bytes if emitter.workspace is not None else None
-    return Module(func, shape_vars, jit, source, target, workspace, emitter.packed_sites)
+    return Module(func, shape_vars, jit, source, target, workspace, emitter.packed_sites,
+                  emitter.error_sites)
 
 
 def _check_packed_functions(func):

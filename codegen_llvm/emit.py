@@ -12,6 +12,8 @@ time). Nested allocations take the workspace as a stack. The others are malloc'e
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from llvmlite import ir
 
 from te import dtypes
@@ -19,7 +21,6 @@ from te.expr import (Add, Binary, Div, FloorDiv, FloorMod, IntImm, Max, Min, Mod
                      Var)
 from schedule.analysis import packed_calls, stored_buffers, uses
 from schedule.functor import IRVisitor
-from schedule.interp import alloc_size
 from schedule.ir import (Buffer, BufferRef, For, ForKind, Ramp)
 from schedule.simplify import INF, const_bounds
 
@@ -32,12 +33,27 @@ I64 = ir.IntType(64)
 I8 = ir.IntType(8)
 PTR = ir.PointerType(I8)     # llvmlite's typed pointers; LLVM reads them as opaque ptr
 STACK_LIMIT = 256 * 1024
+WORKSPACE_LIMIT = 1 << 30   # bytes: larger constant allocations are malloc'ed (and checked)
+ERROR_STATUS = 1000         # status ERROR_STATUS + k: error site k (Emitter.error_sites) failed
+INT32_MAX = 2**31 - 1
 STREAM_ALIGN = 64           # bytes: the alignment that non-temporal vector stores need
 WORKSPACE_ALIGN = 64        # bytes: each workspace buffer starts at a multiple of this
 
 
 class CodegenError(RuntimeError):
     pass
+
+
+@dataclass(frozen=True, eq=False)
+class ErrorSite:
+    """A place where the compiled function can stop with status ``ERROR_STATUS + k``; the
+    caller (module.py) makes the message. ``kind``: "alloc" (the byte count of an allocation
+    of ``buffer`` overflows 64 bits or malloc returned NULL) or "index_width" (an int32-indexed
+    buffer of more than 2^31 - 1 elements). The element count is the product of ``factors``."""
+    kind: str
+    buffer: Buffer
+    factors: tuple
+    itemsize: int
 
 
 def symbol(name) -> str:
@@ -60,6 +76,9 @@ class _Ctx:
         self.vars = dict(vars_ or {})
         self.bufs = dict(bufs or {})
         self.ranges = dict(ranges or {})
+        self.live = []              # malloc'ed pointers live here: freed on an error return
+        self.status_ptr = None      # where an outlined loop reports an error (i32*)
+
 
 
 class Emitter:
@@ -77,6 +96,8 @@ class Emitter:
         self.alias_scopes = {}      # Buffer -> (its scope list, the other buffers' scopes)
         self.packed_sites = []      # per tvm_call_packed: (function name, argument kinds)
         self.packed_cb = None       # the callback parameter, when the function has such calls
+        self.error_sites = []       # ErrorSite per error status (ERROR_STATUS + index)
+        self.status_slot = None     # the function's i32 that outlined loops report errors in
 
     # ------------------------------------------------------------------ declarations
     def _declare(self, name, ret, args):
@@ -97,7 +118,7 @@ class Emitter:
         arg_types = [ir.PointerType(memory_type(b.dtype)) for b in buffers] + \
             [value_type(v.dtype) for v in scalars]
         allocations = _allocations(func.body)
-        workspace = any(not parallel and (_nbytes(b) or 0) > STACK_LIMIT
+        workspace = any(not parallel and STACK_LIMIT < (_nbytes(b) or 0) <= WORKSPACE_LIMIT
                         for b, parallel in allocations)
         if workspace:
             arg_types.append(PTR)
@@ -562,7 +583,7 @@ class Emitter:
         status = b.call(cb, [ir.Constant(I32, site),
                              b.gep(arr, [ir.Constant(I32, 0), ir.Constant(I32, 0)])])
         with b.if_then(b.icmp_signed("!=", status, ir.Constant(I32, 0)), likely=False):
-            b.ret(status)
+            self._error_return(status)
         return status
 
     def _to_i64(self, v, dtype):
@@ -600,11 +621,10 @@ class Emitter:
 
     def s_Allocate(self, s):
         buf = s.buffer
-        size = alloc_size(buf)
         mt = memory_type(buf.dtype)
         nbytes = _nbytes(buf)
-        if nbytes is not None and nbytes > STACK_LIMIT and self.ctx is self.top and \
-                self.workspace is not None:
+        if nbytes is not None and STACK_LIMIT < nbytes <= WORKSPACE_LIMIT and \
+                self.ctx is self.top and self.workspace is not None:
             start = -(-self.workspace_top // WORKSPACE_ALIGN) * WORKSPACE_ALIGN
             raw = self.b.gep(self.workspace, [ir.Constant(I64, start)])
             self.ctx.bufs[buf] = self.b.bitcast(raw, ir.PointerType(mt))
@@ -614,21 +634,81 @@ class Emitter:
             self.workspace_top = saved
             return
         if nbytes is not None and nbytes <= STACK_LIMIT:
-            ptr = self.ctx.alloca_builder.alloca(mt, size=ir.Constant(I64, size.value),
+            count = max(1, nbytes // max(1, _width(mt) // 8))
+            ptr = self.ctx.alloca_builder.alloca(mt, size=ir.Constant(I64, count),
                                                  name=buf.name.replace(".", "_"))
             ptr.align = 64
             self.ctx.bufs[buf] = ptr
             self.stmt(s.body)
             return
-        malloc = self._declare("malloc", PTR, [I64])
-        free = self._declare("free", ir.VoidType(), [PTR])
-        n = self.b.sext(self.expr(size), I64) if not isinstance(size, IntImm) else \
-            ir.Constant(I64, size.value)
-        raw = self.b.call(malloc, [self.b.mul(n, ir.Constant(I64, max(1, _width(mt) // 8)))])
-        ptr = self.b.bitcast(raw, ir.PointerType(mt))
-        self.ctx.bufs[buf] = ptr
+        raw = self._malloc(buf, mt)
+        self.ctx.bufs[buf] = self.b.bitcast(raw, ir.PointerType(mt))
+        self.ctx.live.append(raw)
         self.stmt(s.body)
-        self.b.call(free, [raw])
+        self.ctx.live.pop()
+        self.b.call(self._declare("free", ir.VoidType(), [PTR]), [raw])
+
+    def _malloc(self, buf, mt):
+        """malloc of ``buf``'s bytes, counted in 64 bits: a count that overflows, an int32-
+        indexed buffer of more than 2^31 - 1 elements and a NULL from malloc stop the function
+        with an error status (the caller raises MemoryError / ArgumentError naming ``buf``)."""
+        b = self.b
+        factors = (buf.shape[0], buf.strides[0]) if buf.strides else tuple(buf.shape)
+        itemsize = max(1, _width(mt) // 8)
+        count, over = ir.Constant(I64, 1), ir.Constant(ir.IntType(1), 0)
+        smul = self._declare("llvm.smul.with.overflow.i64",
+                             ir.LiteralStructType([I64, ir.IntType(1)]), [I64, I64])
+        for f in factors:
+            v = self._to_i64(self.expr(f), f.dtype)
+            v = b.select(b.icmp_signed("<", v, ir.Constant(I64, 0)), ir.Constant(I64, 0), v)
+            prod = b.call(smul, [count, v])
+            count, over = b.extract_value(prod, 0), b.or_(over, b.extract_value(prod, 1))
+        prod = b.call(smul, [count, ir.Constant(I64, itemsize)])
+        nbytes, over = b.extract_value(prod, 0), b.or_(over, b.extract_value(prod, 1))
+        self._check(over, ErrorSite("alloc", buf, factors, itemsize))
+        from schedule.passes.storage_flatten import index_dtype
+        if index_dtype(buf.shape) == "int32":
+            self._check(b.icmp_signed(">", count, ir.Constant(I64, INT32_MAX)),
+                        ErrorSite("index_width", buf, factors, itemsize))
+        size = b.select(b.icmp_signed(">", nbytes, ir.Constant(I64, 0)), nbytes,
+                        ir.Constant(I64, 1))        # malloc(0) may return NULL
+        raw = b.call(self._declare("malloc", PTR, [I64]), [size])
+        self._check(b.icmp_unsigned("==", raw, ir.Constant(PTR, None)),
+                    ErrorSite("alloc", buf, factors, itemsize))
+        return raw
+
+    def _check(self, failed, site):
+        """Stop with ``site``'s error status where ``failed`` (an i1) holds."""
+        same = [k for k, e in enumerate(self.error_sites)
+                if e.kind == site.kind and e.buffer is site.buffer]
+        if not same:
+            same = [len(self.error_sites)]
+            self.error_sites.append(site)
+        code = ir.Constant(I32, ERROR_STATUS + same[0])
+        with self.b.if_then(failed, likely=False):
+            self._error_return(code)
+
+    def _error_return(self, status):
+        """Free what this function malloc'ed so far and return ``status`` (an i32 value); in
+        an outlined parallel loop, report it to the function and end this thread's chunk."""
+        free = self._declare("free", ir.VoidType(), [PTR])
+        for raw in reversed(self.ctx.live):
+            self.b.call(free, [raw])
+        if self.ctx is self.top:
+            self.b.ret(status)
+            return
+        self.b.store_atomic(status, self.ctx.status_ptr, "monotonic", 4)
+        self.b.ret_void()
+
+    def _status_ptr(self):
+        """The i32* that outlined loops report errors to (the function's, made on first use)."""
+        if self.ctx is not self.top:
+            return self.ctx.status_ptr
+        if self.status_slot is None:
+            ab = self.top.alloca_builder
+            self.status_slot = ab.alloca(I32, name="loop_status")
+            ab.store(ir.Constant(I32, 0), self.status_slot)
+        return self.status_slot
 
     def s_For(self, s):
         if s.kind == ForKind.THREAD_BINDING:
@@ -696,12 +776,13 @@ class Emitter:
         fields = [self.ctx.vars[v].type for v in cap_vars] + \
             [self._ptr(bf).type for bf in cap_bufs]
         it = value_type(s.loop_var.dtype)      # the loop's width: i64 for an int64 axis
-        fields += [it, it]     # begin, extent
+        status_ptr = self._status_ptr()
+        fields += [status_ptr.type, it, it]     # error status, begin, extent
         struct = ir.LiteralStructType(fields)
         outer = self.ctx
         frame = outer.alloca_builder.alloca(struct, name="closure")
         values = [outer.vars[v] for v in cap_vars] + [self._ptr(bf) for bf in cap_bufs]
-        values += [self.expr(s.min), self.expr(s.extent)]
+        values += [status_ptr, self.expr(s.min), self.expr(s.extent)]
         for k, v in enumerate(values):
             self.b.store(v, self.b.gep(frame, [ir.Constant(I32, 0), ir.Constant(I32, k)]))
         worker = ir.Function(self.module, ir.FunctionType(ir.VoidType(), [PTR]),
@@ -716,7 +797,8 @@ class Emitter:
             loaded.append(b.load(b.gep(arg, [ir.Constant(I32, 0), ir.Constant(I32, k)])))
         inner.vars.update(zip(cap_vars, loaded))
         inner.bufs.update(zip(cap_bufs, loaded[len(cap_vars):]))
-        begin, extent = loaded[-2], loaded[-1]
+        inner.status_ptr, begin, extent = loaded[-3], loaded[-2], loaded[-1]
+        sites = len(self.error_sites)
         tid = b.call(self._declare("omp_get_thread_num", I32, []), [])
         nth = b.call(self._declare("omp_get_num_threads", I32, []), [])
         if it != I32:
@@ -731,6 +813,11 @@ class Emitter:
         gomp = self._declare("GOMP_parallel", ir.VoidType(), [PTR, PTR, I32, I32])
         self.b.call(gomp, [self.b.bitcast(worker, PTR), self.b.bitcast(frame, PTR),
                            ir.Constant(I32, 0), ir.Constant(I32, 0)])
+        if len(self.error_sites) > sites:       # the loop can fail: pass its status on
+            status = self.b.load_atomic(status_ptr, "monotonic", 4)
+            with self.b.if_then(self.b.icmp_signed("!=", status, ir.Constant(I32, 0)),
+                                likely=False):
+                self._error_return(status)
 
 
 def _is_f32_vector(t) -> bool:
@@ -762,11 +849,15 @@ def _with_elem(t, elem):
 
 
 def _nbytes(buf):
-    """The bytes of an allocation of ``buf``: an int for a constant size, else None."""
-    size = alloc_size(buf)
-    if not isinstance(size, IntImm):
-        return None
-    return size.value * _width(memory_type(buf.dtype)) // 8
+    """The bytes of an allocation of ``buf``: an int for a constant size, else None.
+    Counted in Python's integers (alloc_size's int32 product wraps: 65536 * 65536 is 0)."""
+    factors = (buf.shape[0], buf.strides[0]) if buf.strides else tuple(buf.shape)
+    count = 1
+    for f in factors:
+        if not isinstance(f, IntImm):
+            return None
+        count *= max(0, f.value)
+    return count * max(1, _width(memory_type(buf.dtype)) // 8)
 
 
 def _allocations(body) -> list:

@@ -5,8 +5,8 @@ import ctypes
 import statistics
 import time
 
-from .emit import symbol
-from .runtime import PackedCallback, Signature, fast_converter, workspace_arena
+from .emit import ERROR_STATUS, symbol
+from .runtime import ArgumentError, PackedCallback, Signature, fast_converter, workspace_arena
 
 
 class BenchmarkResult:
@@ -25,11 +25,42 @@ class BenchmarkResult:
                 f"std={self.std:.3g} s, repeats={len(self.results)})")
 
 
+def site_error(name, site, values):
+    """The exception for error site ``site`` (emit.ErrorSite) of function ``name``, given the
+    values of its scalar and shape variables: MemoryError for an allocation that failed (its
+    byte count overflows 64 bits or malloc returned NULL), ArgumentError for an intermediate
+    too large for int32 indices."""
+    from schedule.simplify import simplify
+    from te.expr import IntImm, const
+    from te.functor import free_vars, substitute
+    vmap = {v: const(x, v.dtype) for v, x in values.items()}
+    count, used = 1, {}
+    for f in site.factors:
+        used.update((v, values[v]) for v in free_vars(f) if v in values)
+        val = simplify(substitute(f, vmap))
+        count = count * max(0, val.value) if isinstance(val, IntImm) and count is not None \
+            else None
+    given = f" ({', '.join(f'{v.name} = {x}' for v, x in used.items())})" if used else ""
+    buf = f"intermediate buffer {site.buffer.name}"
+    if site.kind == "index_width":
+        return ArgumentError(f"{name}: {buf} has {count} elements{given}, more than 2^31 - 1, "
+                             "which this function's int32 index arithmetic cannot address; "
+                             "declare the size variables as te.var(name, 'int64') (and "
+                             "te.placeholder shapes as int64) to handle it")
+    if count is None:
+        return MemoryError(f"{name}: {buf}{given} could not be allocated: its size "
+                           f"{' * '.join(map(str, site.factors))} elements of "
+                           f"{site.itemsize} bytes is too large (out of memory)")
+    nbytes = count * site.itemsize
+    why = "more than 64-bit sizes hold" if nbytes >= 2**63 else "out of memory"
+    return MemoryError(f"{name}: {buf} needs {nbytes} bytes{given}: {why}")
+
+
 class Module:
     """A compiled function: call it on arrays; inspect it with ``get_source``."""
 
     def __init__(self, func, shape_vars, jit, source_ll, target, workspace=None,
-                 packed_sites=()):
+                 packed_sites=(), error_sites=()):
         self.lowered = func
         self.entry_name = func.name
         self.name = func.name
@@ -37,6 +68,7 @@ class Module:
         self._jit = jit
         self._source_ll = source_ll
         self._sig = Signature(func, shape_vars)
+        self._error_sites = tuple(error_sites)     # status ERROR_STATUS + k: site k failed
         self._fast = fast_converter(self._sig)
         n_ptr = len(self._sig.buffers)
         argtypes = [ctypes.c_void_p] * n_ptr
@@ -73,10 +105,22 @@ class Module:
             cargs, _keep = self._sig.convert(args)
         status = self._cfunc(*cargs)
         if status:
-            err = self._packed.take_error() if self._packed is not None else None
-            if err is not None:
-                raise err
-            raise RuntimeError(f"{self.name} returned error status {status}")
+            self._raise_status(status, cargs)
+
+    def _raise_status(self, status, cargs=()):
+        err = self._packed.take_error() if self._packed is not None else None
+        if err is not None:
+            raise err
+        if 0 <= status - ERROR_STATUS < len(self._error_sites):
+            raise site_error(self.name, self._error_sites[status - ERROR_STATUS],
+                             self._size_values(cargs))
+        raise RuntimeError(f"{self.name} returned error status {status}")
+
+    def _size_values(self, cargs) -> dict:
+        """The scalar and shape-variable values of a call from its C arguments."""
+        names = self._sig.scalars + self._sig.shape_vars
+        start = len(self._sig.buffers)
+        return dict(zip(names, cargs[start:start + len(names)]))
 
     def __getitem__(self, name):
         if name != self.entry_name:
@@ -109,7 +153,9 @@ class Module:
         def evaluate(*args):
             cargs, keep = self._sig.convert(args)
             fn = self._cfunc
-            fn(*cargs)                                   # warm-up
+            status = fn(*cargs)                          # warm-up
+            if status:
+                self._raise_status(status, cargs)
             results = []
             for _ in range(repeat):
                 n = number

@@ -34,10 +34,20 @@ class _Verifier(IRVisitor):
         self.generic_visit(node)
         a, b = node.a.dtype, node.b.dtype
         if a != b:
-            self.fail(f"operands of {type(node).__name__} have dtypes {a} and {b}")
+            self.fail(f"operands of {type(node).__name__} {_show(node)} have dtypes {a} and "
+                      f"{b} (mixed index widths reach LLVM as 'Operands must be the same "
+                      "type'); build the node with te.expr.binary, which casts both to one "
+                      "dtype")
         expect_bool = type(node) in COMPARISONS
         if expect_bool and not dtypes.is_bool(node.dtype):
             self.fail(f"comparison {type(node).__name__} has dtype {node.dtype}")
+
+    def visit_Select(self, node):
+        self.generic_visit(node)
+        t, f = node.true_value.dtype, node.false_value.dtype
+        if len({dtypes.element(x) for x in (t, f, node.dtype)}) > 1:
+            self.fail(f"select {_show(node)} has branches of dtypes {t} and {f} and dtype "
+                      f"{node.dtype}; cast the branches to one dtype")
 
     def visit_For(self, node):
         for e in (node.min, node.extent):
@@ -90,6 +100,13 @@ class _Verifier(IRVisitor):
 
 for _cls in Binary.__subclasses__():
     setattr(_Verifier, "visit_" + _cls.__name__, _Verifier.visit_Binary)
+
+
+def _show(node):
+    """The node as the printer writes it (cut short when long)."""
+    from .printer import expr_str
+    text = expr_str(node)
+    return text if len(text) <= 200 else text[:197] + "..."
 
 
 def verify(func):
