@@ -21,7 +21,7 @@ from .dtypes import as_dtype
 __all__ = ["Tensor", "tensor", "from_numpy", "zeros", "ones", "full", "empty", "arange",
            "linspace", "logspace", "eye", "rand", "randn", "randint", "randperm", "normal",
            "zeros_like", "ones_like", "full_like", "empty_like", "rand_like", "randn_like",
-           "randint_like", "manual_seed", "median", "isclose", "allclose",
+           "randint_like", "manual_seed", "median", "nanmedian", "isclose", "allclose",
            "repeat_interleave", "as_tensor", "is_tensor", "bernoulli", "multinomial", "unique",
            "numel", "is_floating_point", "get_default_dtype", "set_default_dtype", "Size"]
 
@@ -31,6 +31,7 @@ _SHORT = {"float32", "int64", "bool"}          # dtypes that repr does not name,
 max_result = collections.namedtuple("max", ["values", "indices"])
 _DEFAULT_DTYPE = ["float32"]    # the floating dtype of Python floats and factories
 median_result = collections.namedtuple("median", ["values", "indices"])
+nanmedian_result = collections.namedtuple("nanmedian", ["values", "indices"])
 
 
 class Size(tuple):
@@ -636,6 +637,9 @@ class Tensor:
 
     def median(self, dim=None, keepdim=False):
         return median(self, dim, keepdim)
+
+    def nanmedian(self, dim=None, keepdim=False):
+        return nanmedian(self, dim, keepdim)
 
     def isclose(self, other, rtol=1e-05, atol=1e-08, equal_nan=False) -> Tensor:
         return isclose(self, other, rtol, atol, equal_nan)
@@ -1350,22 +1354,23 @@ def normal(mean, std=1.0, size=None, generator=None, dtype=None, device=None,
 
 def median(input, dim=None, keepdim=False):
     """The lower median (PyTorch's): of all elements, or ``(values, indices)`` along
-    ``dim``."""
+    ``dim``; NaN where the reduced elements hold a NaN (``nanmedian`` ignores them)."""
+    return _median(input, dim, keepdim, False)
+
+
+def nanmedian(input, dim=None, keepdim=False):
+    """``median`` of the elements that are not NaN (NaN where all are)."""
+    return _median(input, dim, keepdim, True)
+
+
+def _median(input, dim, keepdim, ignore_nan):
+    from .functions import sorting
     if dim is None:
-        flat = input.reshape(-1)
-        if flat.numel() == 0:
+        if input.numel() == 0:
             return full((), float("nan"), dtype=input.dtype, device=input.device)
-        values, _ = F.sort(flat, 0)
-        return values[(flat.numel() - 1) // 2]
-    d = _dim(dim, input.ndim)
-    if input.ndim == 0:
-        return median_result(input * 1, zeros((), dtype="int64", device=input.device))
-    values, indices = F.sort(input, d)
-    k = (input.shape[d] - 1) // 2
-    values, indices = F.narrow(values, d, k, 1), F.narrow(indices, d, k, 1)
-    if not keepdim:
-        values, indices = F.squeeze(values, d), F.squeeze(indices, d)
-    return median_result(values, indices)
+        return (sorting.Nanmedian if ignore_nan else sorting.Median).apply(input)
+    values, indices = sorting.median_along(input, dim, keepdim, ignore_nan)
+    return (nanmedian_result if ignore_nan else median_result)(values, indices)
 
 
 def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False) -> Tensor:
@@ -1487,7 +1492,9 @@ def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=No
                                             axis=d)
         inverse = inverse.reshape(-1)
     else:
-        values, inverse, counts = np.unique(data, return_inverse=True, return_counts=True)
+        # each NaN distinct (NaN != NaN), as PyTorch's; numpy would merge them
+        values, inverse, counts = np.unique(data, return_inverse=True, return_counts=True,
+                                            equal_nan=False)
         inverse = inverse.reshape(input.shape)
     out = [Tensor(devices.move(values, input.device))]
     if return_inverse:

@@ -603,14 +603,17 @@ class Clamp(Op):
     def backward(ctx, g):
         x, low, high = ctx.saved_tensors
         need = ctx.needs_input_grad
+        # PyTorch's clamp_backward and clamp_backward_min_max: the input's gradient where
+        # low <= x <= high (none where x or a bound is NaN); the low bound's where x < low <
+        # high, the high bound's where x > high or high < low
+        inside = (x >= low) if low is not None else None
+        if high is not None:
+            inside = (x <= high) if inside is None else inside & (x <= high)
+        to_low = (x < low) if low is not None else None
         to_high = (x > high) if high is not None else None
         if low is not None and high is not None:
-            to_high = to_high | (low > high)
-        to_low = (x < low) if low is not None else None
-        if to_low is not None and to_high is not None:
-            to_low = to_low & ~to_high
-        outside = to_low if to_high is None else to_high if to_low is None else to_low | to_high
-        return (_sum_to(where(outside, 0.0, g), x.shape) if need[0] else None,
+            to_low, to_high = to_low & (low < high), to_high | (high < low)
+        return (_sum_to(where(inside, g, 0.0), x.shape) if need[0] else None,
                 _sum_to(where(to_low, g, 0.0), low.shape) if need[1] else None,
                 _sum_to(where(to_high, g, 0.0), high.shape) if need[2] else None)
 
@@ -906,14 +909,18 @@ def _non_positive_integer(x):
 
 
 def lgamma(input):
-    """``log|Gamma(input)|`` (inf at the non-positive integers); reflected below 1/2."""
+    """``log|Gamma(input)|`` (inf at the non-positive integers and at +-inf, 0 at 1 and 2,
+    as PyTorch's); reflected below 1/2."""
     x, dtype = _special_input(input, "lgamma")
     low = x < 0.5
-    z = where(low, 1 - x, x)
-    xr = where(low, x, 0.25)                 # the reflection only where it is used
+    finite = x.isfinite()
+    xf = where(finite, x, 3.0)               # the series only on finite values (inf - inf)
+    z = where(low, 1 - xf, xf)
+    xr = where(low, xf, 0.25)                # the reflection only where it is used
     reflected = (math.pi / _sin_pi(xr).abs()).log() - _positive_lgamma(z)
     out = where(low, reflected, _positive_lgamma(z))
-    out = where(_non_positive_integer(x), math.inf, out)
+    out = where((x == 1) | (x == 2), 0.0, out)
+    out = where(_non_positive_integer(x) | x.isinf(), math.inf, where(x.isnan(), x, out))
     return cast(out, dtype)
 
 
@@ -930,8 +937,8 @@ def _digamma_positive(z):
 
 
 def digamma(input):
-    """The logarithmic derivative of Gamma (-inf at 0, NaN at the negative integers);
-    reflected below 1/2."""
+    """The logarithmic derivative of Gamma (as PyTorch's: -inf at 0.0, +inf at -0.0, NaN at
+    the negative integers and at -inf); reflected below 1/2."""
     x, dtype = _special_input(input, "digamma")
     low = x < 0.5
     z = where(low, 1 - x, x)
@@ -939,7 +946,8 @@ def digamma(input):
     reflected = _digamma_positive(z) - math.pi / (math.pi * (xr - xr.round().detach())).tan()
     out = where(low, reflected, _digamma_positive(z))
     out = where(_non_positive_integer(x), math.nan, out)
-    out = where(x == 0, -math.inf, out)
+    # C's copysign(inf, -x) at zero: the sign of the zero is that of 1 / x
+    out = where(x == 0, where(x.reciprocal() > 0, -math.inf, math.inf), out)
     return cast(out, dtype)
 
 

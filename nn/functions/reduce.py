@@ -326,11 +326,14 @@ class Var(Op):
         kept = _kept(x.shape, ctx.dims)
         count = int(np.prod([x.shape[d] for d in ctx.dims]))
         centered = x - x.mean(ctx.dims, keepdim=True)
-        dof = count - ctx.correction       # 1 / 0 is inf, as in PyTorch's formula
-        scale = g.reshape(kept) * (1.0 / dof if dof else float("inf"))
+        dof = count - ctx.correction       # 2 / 0 is inf, as in PyTorch's formula
+        g = g.reshape(kept)
         if ctx._forward_cls.root:
-            return centered * (scale / out.reshape(kept)), None, None, None
-        return centered * (scale * 2), None, None, None
+            # PyTorch's std_backward: var's gradient of g / (2 std), read as 0 where the std
+            # is 0 (constant input: 0, not 0 / 0)
+            root = out.reshape(kept)
+            g = where(root == 0, 0.0, g / (root * 2))
+        return g * (2.0 / dof if dof else float("inf")) * centered, None, None, None
 
 
 class Std(Var):

@@ -15,7 +15,7 @@ import collections
 import numpy as np
 
 from .. import device as devices
-from .base import Tensor, _dim, to_device
+from .base import Op, Tensor, _dim, to_device
 from .index import gather
 
 __all__ = ["sort", "argsort", "topk", "msort", "searchsorted", "bucketize"]
@@ -141,3 +141,69 @@ def bucketize(input, boundaries, *, out_int32=False, right=False):
         raise RuntimeError(f"boundaries tensor must be 1 dimension, but got dim"
                            f"({boundaries.ndim})")
     return searchsorted(boundaries, input, out_int32=out_int32, right=right)
+
+
+# ----------------------------------------------------------------------------- median
+
+def _lower_median(data, ignore_nan):
+    """The lower median of host array ``data`` (flat): NaN when an element is NaN, or with
+    ``ignore_nan`` the median of the others (NaN when all are)."""
+    nans = np.isnan(data) if data.dtype.kind == "f" else np.zeros(data.shape, bool)
+    if nans.any() and not ignore_nan:
+        return np.array(np.nan, data.dtype)
+    valid = data[~nans]
+    if valid.size == 0:
+        return np.array(np.nan, data.dtype)
+    return np.sort(valid)[(valid.size - 1) // 2]
+
+
+class Median(Op):
+    """The lower median of all elements (PyTorch's ``median()``): NaN when an element is.
+    Its gradient is shared evenly by the elements equal to it (the NaNs when it is NaN),
+    as PyTorch's; the node keeps the input and the result, as PyTorch's."""
+    ignore_nan = False
+
+    @staticmethod
+    def forward(ctx, x):
+        value = _lower_median(devices.host(x._data).reshape(-1), ctx._forward_cls.ignore_nan)
+        out = to_device(Tensor(np.array(value, x._data.dtype)), x.device)
+        ctx.save_for_backward(x, out)
+        return out
+
+    @staticmethod
+    def backward(ctx, g):
+        x, out = ctx.saved_tensors
+        hit = ((x == out) | (x.isnan() & out.isnan())).to(g.dtype)
+        return hit * (g / hit.sum())
+
+
+class Nanmedian(Median):
+    """``nanmedian()``: the lower median of the elements that are not NaN."""
+    ignore_nan = True
+
+
+def median_along(input, dim, keepdim, ignore_nan):
+    """(values, indices) of the lower median along ``dim``, as PyTorch's: a slice with a NaN
+    gives its first NaN (``ignore_nan``: the median of its other elements; its first NaN
+    when all are). The values are gathered, so the gradient goes to the chosen elements."""
+    d = _dim(dim, input.ndim)
+    if input.ndim and input.shape[d] == 0:
+        raise IndexError(f"median(): Expected reduction dim {d} to have non-zero size.")
+    if input.ndim == 0:
+        return input * 1, to_device(Tensor(np.zeros((), "int64")), input.device)
+    data = devices.host(input._data)
+    perm = np.argsort(data, axis=d, kind="stable")          # NaN last, ties in input order
+    n = data.shape[d]
+    nans = np.isnan(data) if data.dtype.kind == "f" else np.zeros(data.shape, bool)
+    if ignore_nan:
+        count = n - nans.sum(axis=d, keepdims=True)
+        index = np.take_along_axis(perm, np.maximum(count - 1, 0) // 2, axis=d)
+    else:
+        index = np.take(perm, [(n - 1) // 2], axis=d)
+        index = np.where(nans.any(axis=d, keepdims=True),
+                         np.argmax(nans, axis=d, keepdims=True), index)
+    indices = to_device(Tensor(np.ascontiguousarray(index, dtype="int64")), input.device)
+    values = gather(input, d, indices)
+    if not keepdim:
+        values, indices = values.squeeze(d), indices.squeeze(d)
+    return values, indices

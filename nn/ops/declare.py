@@ -157,7 +157,19 @@ def _nonzero(b):
 
 def _floor_divide(a, b):
     if _floating(a.dtype):
-        return te.floor(a / b)
+        # PyTorch's div_floor_floating, from C's fmod: 2 // -inf is -1 (as Python's), inf // 2
+        # is NaN, a zero quotient has the sign of a / b, and a quotient within rounding of an
+        # integer rounds to it
+        zero, one = te.const(0, a.dtype), te.const(1, a.dtype)
+        mod = te.fmod(a, b)
+        div = (a - mod) / b
+        div = te.select(te.all(mod.not_equal(zero), (b < zero).not_equal(mod < zero)),
+                        div - one, div)
+        floor = te.floor(div)
+        floor = te.select(div - floor > te.const(0.5, a.dtype), floor + one, floor)
+        signed_zero = te.select(_negative(a / b), -one, one) * zero
+        out = te.select(div.equal(zero), signed_zero, floor)
+        return te.select(b.equal(zero), a / b, out)
     return te.floordiv(a, _nonzero(b))
 
 
@@ -167,25 +179,19 @@ def _trunc_divide(a, b):
     return te.truncdiv(a, _nonzero(b))
 
 
-def _by_infinity(a, b):
-    """Where a finite ``a`` is divided by an infinite ``b`` (the quotient is 0, and the
-    formulas below would give ``0 * inf``, NaN)."""
-    return te.all(te.isinf(b), te.isfinite(a))
-
-
 def _fmod(a, b):
     if _floating(a.dtype):
-        return te.select(_by_infinity(a, b), a, a - te.trunc(a / b) * b)
+        return te.fmod(a, b)        # C's fmod (exact; the dividend's sign, -0.0 included)
     return te.truncmod(a, _nonzero(b))
 
 
 def _remainder(a, b):
     if _floating(a.dtype):
-        # C's fmod(a, inf) is a; moved by b when a's sign differs (PyTorch's, Python's)
+        # PyTorch's: C's fmod, moved by b when its sign differs from b's (Python's %)
         zero = te.const(0, a.dtype)
-        crosses = te.all(a.not_equal(zero), (b < zero).not_equal(a < zero))
-        by_inf = te.select(crosses, a + b, a)
-        return te.select(_by_infinity(a, b), by_inf, a - te.floor(a / b) * b)
+        mod = te.fmod(a, b)
+        crosses = te.all(mod.not_equal(zero), (b < zero).not_equal(mod < zero))
+        return te.select(crosses, mod + b, mod)
     return te.floormod(a, _nonzero(b))
 
 
@@ -272,11 +278,12 @@ add_scaled = elementwise("add", lambda a, b, alpha: a + alpha * b)
 # ----------------------------------------------------------------------------- selections
 
 def _clamp(x, low=None, high=None):
-    # written as selects, not max/min, so that a NaN input stays NaN
+    # written as selects, not max/min, so that a NaN input stays NaN; a NaN bound gives NaN,
+    # as PyTorch's (its clamp is min(max(x, low), high) with NaN-propagating max and min)
     if low is not None:
-        x = te.select(x < low, low, x)
+        x = te.select(_is_nan(low), low, te.select(x < low, low, x))
     if high is not None:
-        x = te.select(x > high, high, x)
+        x = te.select(_is_nan(high), high, te.select(x > high, high, x))
     return x
 
 
@@ -357,11 +364,18 @@ def variance(x, axis, keepdims, correction, root=False):
     dev = te.compute(x.shape, lambda *i: (x[i] - at_mean(i)) * (x[i] - at_mean(i)),
                      name="var.dev")
     total = _reduce(dev, axes, keepdims, te.sum, "var.sum")
-    scale = te.const(1.0 / (count - correction) if count > correction else math.nan, x.dtype)
+    if count > correction:
+        scale = te.const(1.0 / (count - correction), x.dtype)
+
+        def spread(v):
+            return v * scale
+    else:       # PyTorch divides by max(0, n - correction): inf, or NaN for a zero sum
+        def spread(v):
+            return v / te.const(0.0, x.dtype)
     if root:
-        return te.compute(total.shape, lambda *i: te.sqrt(total[i] * scale), name="std",
+        return te.compute(total.shape, lambda *i: te.sqrt(spread(total[i])), name="std",
                           tag="elemwise")
-    return te.compute(total.shape, lambda *i: total[i] * scale, name="var", tag="elemwise")
+    return te.compute(total.shape, lambda *i: spread(total[i]), name="var", tag="elemwise")
 
 
 def norm2(x, axis, keepdims):
