@@ -81,7 +81,16 @@ class Kernel:
 
 # names that the kernel source uses for itself (modules, builtins, the cast functions)
 RESERVED = {"math", "cuda", "np", "range", "min", "max", "abs", "round", "float", "int", "bool",
-            "host", "_launch", *NUMBA_TYPE.values()}
+            "host", "_launch", "fmax_nan", "fmin_nan", *NUMBA_TYPE.values()}
+
+# Float max/min propagate NaN as numpy's maximum/minimum (te.max's documented semantics); Python's
+# max(a, b), which numba follows, is order-dependent (max(nan, 1) is nan, max(1, nan) is 1).
+# Functions, not inline expressions: an inline one would repeat its operands (nested max
+# would grow the source exponentially, and a load would be made twice).
+NAN_MINMAX = {
+    "fmax_nan": ("max", "a if a != a or a > b else b"),
+    "fmin_nan": ("min", "a if a != a or a < b else b"),
+}
 
 
 class _Names:
@@ -135,6 +144,7 @@ class CudaEmitter:
         self.lines = []
         self.kernels = []
         self.host = []
+        self.helpers = set()        # the NAN_MINMAX functions the kernels call
 
     # ------------------------------------------------------------------ expressions
     def expr(self, e) -> str:
@@ -171,10 +181,29 @@ class CudaEmitter:
         return f"({a} - {_truncdiv(a, b)} * {b})"
 
     def e_Min(self, e):
-        return f"min({self.expr(e.a)}, {self.expr(e.b)})"
+        return self._extreme("min", e)
 
     def e_Max(self, e):
-        return f"max({self.expr(e.a)}, {self.expr(e.b)})"
+        return self._extreme("max", e)
+
+    def _extreme(self, op, e):
+        if not dtypes.is_float(e.dtype):
+            return f"{op}({self.expr(e.a)}, {self.expr(e.b)})"
+        name = f"f{op}_nan"
+        self.helpers.add(name)
+        return f"{name}({self.expr(e.a)}, {self.expr(e.b)})"
+
+    def _helper_source(self):
+        """The NAN_MINMAX functions used: device functions (plain ones on the simulator)."""
+        lines = []
+        for name in sorted(self.helpers):
+            op, body = NAN_MINMAX[name]
+            if not simulator():
+                lines.append("@cuda.jit(device=True)")
+            lines += [f"def {name}(a, b):",
+                      f"    # {op}(a, b) of floats: NaN if a or b is NaN, b when they tie",
+                      f"    return {body}", ""]
+        return lines
 
     def e_Not(self, e):
         return f"(not {self.expr(e.a)})"
@@ -553,7 +582,7 @@ class CudaEmitter:
         self.host_stmt(self.func.body, 1)
         if len(self.host) == 1:
             self.host.append("    pass")
-        return "\n".join(self.lines + self.host) + "\n"
+        return "\n".join(self._helper_source() + self.lines + self.host) + "\n"
 
 
 def launch_excess(block, grid):

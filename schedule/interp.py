@@ -71,6 +71,23 @@ BINARY = {Add: np.add, Sub: np.subtract, Mul: np.multiply, Min: np.minimum, Max:
           FloorDiv: np.floor_divide, FloorMod: np.mod, Mod: _trunc_mod}
 
 
+def _store_dtype(dtype):
+    """The numpy dtype a buffer of ``dtype`` holds its elements in (float16 stays float16)."""
+    base = dtypes.element(dtype)
+    return np.dtype("float16") if base == "float16" else np.dtype(base)
+
+
+def _poisoned(n, store_t):
+    """A fresh intermediate of ``n`` elements, filled so that a read before a write shows: NaN
+    for floats, the byte pattern 0xAB in every byte for integers (-85 in int8, 0xABAB in
+    uint16: in range for every width), False for bool (numpy's bool must be 0 or 1)."""
+    if store_t.kind == "f":
+        return np.full(n, np.nan, dtype=store_t)
+    if store_t.kind == "b":
+        return np.zeros(n, dtype=store_t)
+    return np.full(n * store_t.itemsize, 0xAB, dtype=np.uint8).view(store_t)
+
+
 def _cast(value, dtype):
     return np.asarray(value).astype(_np_dtype(dtype))[()]
 
@@ -175,7 +192,8 @@ class _Compiler:
         bufs = self.buffers
         t = _np_dtype(e.dtype)
         if buf.dtype == "bool":
-            return lambda env: bufs[buf][idx(env)]
+            # any nonzero byte is true (numpy copies a byte 2 of a bool array as it is)
+            return lambda env: np.asarray(bufs[buf].view(np.uint8)[idx(env)] != 0)[()]
         return lambda env: bufs[buf][idx(env)].astype(t)[()]
 
     # ---------------------------------------------------------------- statements
@@ -204,8 +222,7 @@ class _Compiler:
     def s_BufferStore(self, s):
         idx, value, buf, bufs = self.expr(s.indices[0]), self.expr(s.value), s.buffer, \
             self.buffers
-        store_t = np.dtype("float16") if dtypes.element(buf.dtype) == "float16" else \
-            _np_dtype(buf.dtype)
+        store_t = _store_dtype(buf.dtype)
 
         def run(env):
             bufs[buf][idx(env)] = np.asarray(value(env)).astype(store_t)
@@ -259,13 +276,12 @@ class _Compiler:
     def s_Allocate(self, s):
         body, buf, bufs = self.stmt(s.body), s.buffer, self.buffers
         size = alloc_size(buf)
-        store_t = np.dtype("float16") if buf.dtype == "float16" else np.dtype(buf.dtype)
+        store_t = _store_dtype(buf.dtype)
 
         def run(env):
             n = int(self.expr(size)(env))
             saved = bufs.get(buf)
-            bufs[buf] = np.full(n, 0xAB if store_t.kind in "iu" else np.nan, dtype=store_t) \
-                if store_t.kind != "b" else np.zeros(n, dtype=store_t)
+            bufs[buf] = _poisoned(n, store_t)
             body(env)
             if saved is not None:
                 bufs[buf] = saved

@@ -224,7 +224,8 @@ _FOLD_INT = {
     Min: min, Max: max,
 }
 _FOLD_FLOAT = {Add: lambda a, b: a + b, Sub: lambda a, b: a - b, Mul: lambda a, b: a * b,
-               Div: lambda a, b: a / b if b else None, Min: min, Max: max}
+               Div: lambda a, b: a / b if b else None,
+               Min: np.minimum, Max: np.maximum}     # NaN-propagating, as te.min/te.max
 _FOLD_CMP = {EQ: lambda a, b: a == b, NE: lambda a, b: a != b, LT: lambda a, b: a < b,
              LE: lambda a, b: a <= b, GT: lambda a, b: a > b, GE: lambda a, b: a >= b}
 

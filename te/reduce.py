@@ -55,6 +55,13 @@ def _values(reducer_name, what, got, count) -> tuple:
 
 def comm_reducer(fcombine, fidentity, name="reduce"):
     """Make a reducer from ``fcombine(x, y)`` and ``fidentity(dtype, ...)``."""
+    return _reducer(fcombine, fidentity, name, fcombine)
+
+
+def _reducer(fcombine, fidentity, name, faccumulate):
+    """A reducer whose elementwise form is ``fcombine(a, b)`` and whose reduction combines
+    the accumulator ``x`` with a new value ``y`` as ``faccumulate(x, y)`` (the same function
+    in another operand order for max and min)."""
 
     def reducer(expr, axis=None, where=None, init=None):
         if axis is not None and not isinstance(axis, (IterVar, list, tuple)):
@@ -67,7 +74,7 @@ def comm_reducer(fcombine, fidentity, name="reduce"):
         types = [s.dtype for s in source]
         lhs = tuple(Var(f"x{k}" if is_tuple else "x", t) for k, t in enumerate(types))
         rhs = tuple(Var(f"y{k}" if is_tuple else "y", t) for k, t in enumerate(types))
-        result = fcombine(lhs, rhs) if is_tuple else fcombine(lhs[0], rhs[0])
+        result = faccumulate(lhs, rhs) if is_tuple else faccumulate(lhs[0], rhs[0])
         result = _values(name, "combine", result, len(source))
         ident = _values(name, "identity", fidentity(*types), len(source))
         result = tuple(r if r.dtype == t else r.astype(t) for r, t in zip(result, types))
@@ -85,11 +92,41 @@ def comm_reducer(fcombine, fidentity, name="reduce"):
     return reducer
 
 
+def _accumulate(cls):
+    """How max and min combine an accumulator with a new value. For floats the new value
+    comes first: the backends NaN-check the first operand, which is then off the
+    accumulator's dependency chain (a float32 row-max ran 1.5x slower the other way round);
+    the result is the same but for the sign of a zero when -0.0 and 0.0 tie."""
+    return lambda acc, new: binary(cls, new, acc) if dtypes.is_float(acc.dtype) else \
+        binary(cls, acc, new)
+
+
+def _lowest(t):
+    """The identity of max: -inf for floats (so that a row of -inf reduces to -inf)."""
+    return const(float("-inf") if dtypes.is_float(t) else dtypes.min_value(t), t)
+
+
+def _highest(t):
+    """The identity of min: inf for floats."""
+    return const(float("inf") if dtypes.is_float(t) else dtypes.max_value(t), t)
+
+
 sum = comm_reducer(lambda x, y: x + y, lambda t: const(0, t), name="sum")
-max = comm_reducer(lambda x, y: binary(Max, x, y),
-                   lambda t: const(dtypes.min_value(t), t), name="max")
-min = comm_reducer(lambda x, y: binary(Min, x, y),
-                   lambda t: const(dtypes.max_value(t), t), name="min")
+max = _reducer(lambda x, y: binary(Max, x, y), _lowest, "max", _accumulate(Max))
+min = _reducer(lambda x, y: binary(Min, x, y), _highest, "min", _accumulate(Min))
+max.__doc__ = """The largest value over ``axis`` (``te.max(expr, axis=k)``), or the larger of two
+expressions (``te.max(a, b)``). Floats propagate NaN, as numpy's ``np.maximum`` / ``np.max`` and
+PyTorch's ``torch.maximum`` / ``torch.amax``: the result is NaN if any operand is NaN, wherever
+it is, on every backend (CPU, GPU, interpreter). ``te.max(a, b)`` returns ``b`` when the two
+are equal, so ``te.max(-0.0, 0.0)`` is ``0.0`` and ``te.max(0.0, -0.0)`` is ``-0.0``, as
+``np.maximum``; the sign of a zero maximum of a reduction is unspecified. The identity (the
+result of an empty reduction) is ``-inf`` for floats and the smallest value for integers."""
+min.__doc__ = """The smallest value over ``axis`` (``te.min(expr, axis=k)``), or the smaller of
+two expressions (``te.min(a, b)``). Floats propagate NaN, as numpy's ``np.minimum`` /
+``np.min`` and PyTorch's ``torch.minimum`` / ``torch.amin``: the result is NaN if any operand
+is NaN, on every backend. ``te.min(a, b)`` returns ``b`` when the two are equal
+(``te.min(0.0, -0.0)`` is ``-0.0``, as ``np.minimum``); the sign of a zero minimum of a
+reduction is unspecified. The identity is ``inf`` for floats, the largest value for integers."""
 prod = comm_reducer(lambda x, y: x * y, lambda t: const(1, t), name="prod")
 
 
