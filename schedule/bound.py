@@ -35,8 +35,9 @@ def pass_down(relations, extents) -> dict:
             else:
                 ext[rel.outer] = rel.nparts
                 ext[rel.inner] = ceildiv(e, rel.nparts)
-        elif isinstance(rel, Fuse):
-            ext[rel.fused] = simplify(ext[rel.outer] * ext[rel.inner])
+        elif isinstance(rel, Fuse):     # in the fused loop's width: 65536 * 65536 fits int64
+            t = rel.fused.var.dtype
+            ext[rel.fused] = simplify(cast(t, ext[rel.outer]) * cast(t, ext[rel.inner]))
     return ext
 
 
