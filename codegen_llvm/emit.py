@@ -25,6 +25,7 @@ from schedule.ir import (Buffer, BufferRef, For, ForKind, Ramp)
 from schedule.simplify import INF, const_bounds
 
 from .jit import has_symbol
+from .runtime import FORKED_SYMBOL
 from .types import (ARITH, COMPARE, LIBM, LLVM_INTRINSICS, LOGIC, MVEC, mangle, memory_type,
                     value_type)
 
@@ -143,7 +144,15 @@ class Emitter:
         if packed_calls(func.body):
             self.packed_cb = fn.args[-1]
             self.packed_cb.name = "packed_callback"
-        self.stmt(func.body)
+        try:
+            self.stmt(func.body)
+        except (TypeError, ValueError, IndexError, KeyError, AttributeError) as err:
+            if type(err).__module__ != "builtins":      # the project's own errors pass
+                raise
+            # llvmlite's IR builder refused an instruction ("Operands must be the same type")
+            raise CodegenError(f"llvm codegen of {func.name}: {err} (while emitting LLVM IR "
+                               "from the lowered function; this is a compiler bug, please "
+                               "report it with te.lower's output)") from err
         self.ctx.builder.ret(ir.Constant(I32, 0))
         return fn
 
@@ -821,8 +830,19 @@ class Emitter:
         b.ret_void()
         self.ctx = outer
         gomp = self._declare("GOMP_parallel", ir.VoidType(), [PTR, PTR, I32, I32])
-        self.b.call(gomp, [self.b.bitcast(worker, PTR), self.b.bitcast(frame, PTR),
-                           ir.Constant(I32, 0), ir.Constant(I32, 0)])
+        # In a child made by fork after libgomp's pool started, GOMP_parallel waits forever
+        # for the parent's threads: there (runtime.FORKED_SYMBOL is nonzero) the worker runs
+        # alone, outside any OpenMP region, where it is thread 0 of 1 and takes every chunk.
+        forked = self.module.globals.get(FORKED_SYMBOL)
+        if forked is None:
+            forked = ir.GlobalVariable(self.module, I32, name=FORKED_SYMBOL)
+        in_child = self.b.icmp_signed("!=", self.b.load(forked), ir.Constant(I32, 0))
+        with self.b.if_else(in_child, likely=False) as (serial, pool):
+            with serial:
+                self.b.call(worker, [self.b.bitcast(frame, PTR)])
+            with pool:
+                self.b.call(gomp, [self.b.bitcast(worker, PTR), self.b.bitcast(frame, PTR),
+                                   ir.Constant(I32, 0), ir.Constant(I32, 0)])
         if len(self.error_sites) > sites:       # the loop can fail: pass its status on
             status = self.b.load_atomic(status_ptr, "monotonic", 4)
             with self.b.if_then(self.b.icmp_signed("!=", status, ir.Constant(I32, 0)),

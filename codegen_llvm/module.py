@@ -6,7 +6,7 @@ import statistics
 import time
 
 from .emit import ERROR_STATUS, symbol
-from .runtime import ArgumentError, PackedCallback, Signature, fast_converter, workspace_arena
+from .runtime import ArgumentError, PackedCallback, Signature, fast_converter, with_workspace
 
 
 class BenchmarkResult:
@@ -83,14 +83,8 @@ class Module:
             argtypes.append(ctypes.c_void_p)
         proto = ctypes.CFUNCTYPE(ctypes.c_int32, *argtypes)
         cfunc = proto(jit.address(symbol(func.name)))
-        if workspace is not None and self._packed is not None:
-            def with_both(*cargs, _f=cfunc, _n=workspace, _cb=self._packed.address):
-                return _f(*cargs, workspace_arena(_n), _cb)
-            self._cfunc = with_both
-        elif workspace is not None:
-            def with_workspace(*cargs, _f=cfunc, _n=workspace):
-                return _f(*cargs, workspace_arena(_n))
-            self._cfunc = with_workspace
+        if workspace is not None:       # an arena of its own per call, nested calls too
+            self._cfunc = with_workspace(cfunc, workspace, self._packed and self._packed.address)
         elif self._packed is not None:
             def with_callback(*cargs, _f=cfunc, _cb=self._packed.address):
                 return _f(*cargs, _cb)

@@ -4,9 +4,15 @@ A built function takes arrays (numpy, te.nd.NDArray, anything with ``__array_int
 DLPack) without copying. Each call checks the count, dtype, rank, shape (binding symbolic
 sizes), C-contiguity and, for outputs, writeability, and names the argument in every error.
 Parallel loops run on libgomp's persistent thread pool; ``set_num_threads`` (or the
-environment variable ``TW_NUM_THREADS``) sets its size. Functions with large intermediate
-buffers get them from a per-thread workspace arena that grows to the largest request and is
-kept (``workspace_arena``; ``release_workspace`` frees the calling thread's).
+environment variable ``TW_NUM_THREADS``) sets its size. In a process made by ``fork``
+(``os.fork``, multiprocessing's "fork" start method, the default on Linux before Python 3.14)
+parallel loops run serially on the calling thread, whatever ``set_num_threads`` says: libgomp's
+pool does not survive fork (the child has none of its threads, and a parallel loop would wait
+for them forever). Use the "spawn" or "forkserver" start method for parallel children.
+Functions with large intermediate buffers get them from a workspace arena of the calling
+thread that grows to the largest request and is kept (``with_workspace``;
+``release_workspace`` frees the calling thread's idle ones); a call made while another runs
+on the same thread (from a ``te.extern`` callback) gets an arena of its own.
 """
 from __future__ import annotations
 
@@ -39,8 +45,29 @@ def _gomp():
     return lib
 
 
+# Nonzero in a process made by fork from one that imported this module. libgomp's thread pool
+# does not survive fork (the child has none of the parent's threads, and GOMP_parallel waits
+# for them forever), so compiled code checks this flag before each parallel loop and, when it
+# is set, runs the loop's body on the calling thread alone. jit.py resolves the symbol.
+FORKED_SYMBOL = "tw_forked"
+_FORKED = ctypes.c_int32(0)
+
+
+def _after_fork_in_child():
+    _FORKED.value = 1
+
+
+os.register_at_fork(after_in_child=_after_fork_in_child)
+
+
+def forked_flag_address() -> int:
+    """The address of the flag that compiled code reads as ``FORKED_SYMBOL``."""
+    return ctypes.addressof(_FORKED)
+
+
 def set_num_threads(n: int):
-    """Use ``n`` threads for ``parallel`` loops called from this thread."""
+    """Use ``n`` threads for ``parallel`` loops called from this thread (in a process made by
+    fork, parallel loops run serially whatever ``n`` is: see the module docstring)."""
     if int(n) < 1:
         raise ValueError(f"set_num_threads: n must be >= 1, got {n}")
     lib = _gomp()
@@ -48,33 +75,87 @@ def set_num_threads(n: int):
         lib.omp_set_num_threads(int(n))
 
 
-_ARENA = threading.local()
 ARENA_ALIGN = 64
 
 
-def workspace_arena(nbytes: int) -> int:
-    """The address of this thread's workspace, at least ``nbytes`` long and 64-byte aligned.
+class _IdleArenas(threading.local):
+    """This thread's workspace arenas that no running call uses."""
 
-    Calls from one thread run one at a time, so all functions share the thread's arena; it
-    grows to the largest workspace asked for and stays allocated (its pages stay mapped:
-    allocating megabytes per call cost page faults).
+    def __init__(self):
+        self.arenas = []        # each [size, 64-byte aligned address, the numpy buffer]
+
+
+_ARENAS = _IdleArenas()
+
+
+def _grow(arena, nbytes):
+    raw = np.empty(nbytes + ARENA_ALIGN, np.uint8)
+    base = raw.__array_interface__["data"][0]
+    arena[:] = [nbytes, base + (-base % ARENA_ALIGN), raw]     # frees the previous buffer
+
+
+def workspace_arena(nbytes: int) -> int:
+    """The address of the arena that this thread's next call gets, grown to ``nbytes``."""
+    idle = _ARENAS.arenas
+    if not idle:
+        idle.append([0, 0, None])
+    if idle[-1][0] < nbytes:
+        _grow(idle[-1], nbytes)
+    return idle[-1][1]
+
+
+def workspace_size() -> int:
+    """The bytes of the arena that this thread's next call gets (0: none allocated yet)."""
+    idle = _ARENAS.arenas
+    return idle[-1][0] if idle else 0
+
+
+def with_workspace(cfunc, nbytes: int, callback=None):
+    """``cfunc`` called with a workspace arena of ``nbytes`` (then the packed-call
+    ``callback`` address) after its arguments.
+
+    Each call takes an idle arena of its thread for as long as it runs and puts it back
+    after. The arena grows to the largest workspace asked of it and stays allocated (its pages
+    stay mapped: allocating megabytes per call cost page faults). A function called while
+    another runs on the same thread (from a ``te.extern`` callback, a finalizer or a signal
+    handler) finds the outer call's arena taken and gets another, so that it neither
+    overwrites the outer call's intermediates nor frees the buffer under it; calls that do
+    not nest keep reusing one arena.
     """
-    if getattr(_ARENA, "size", 0) < nbytes:
-        raw = np.empty(nbytes + ARENA_ALIGN, np.uint8)
-        start = -raw.__array_interface__["data"][0] % ARENA_ALIGN
-        _ARENA.buf = raw            # the previous arena is freed: no call uses it now
-        _ARENA.size = nbytes
-        _ARENA.address = raw.__array_interface__["data"][0] + start
-    return _ARENA.address
+    arenas = _ARENAS
+    if callback is None:
+        def call(*cargs):
+            idle = arenas.arenas
+            arena = idle.pop() if idle else [0, 0, None]
+            try:
+                if arena[0] < nbytes:
+                    _grow(arena, nbytes)
+                return cfunc(*cargs, arena[1])
+            finally:
+                idle.append(arena)
+    else:
+        def call(*cargs):
+            idle = arenas.arenas
+            arena = idle.pop() if idle else [0, 0, None]
+            try:
+                if arena[0] < nbytes:
+                    _grow(arena, nbytes)
+                return cfunc(*cargs, arena[1], callback)
+            finally:
+                idle.append(arena)
+    return call
 
 
 def release_workspace():
-    """Free the calling thread's workspace arena (the next call that needs one allocates it)."""
-    _ARENA.__dict__.clear()
+    """Free the calling thread's idle workspace arenas (the next call that needs one allocates
+    it). Arenas of calls running now (when called from a callback) stay until those end."""
+    _ARENAS.arenas.clear()
 
 
 def get_num_threads() -> int:
-    """The number of threads ``parallel`` loops use."""
+    """The number of threads ``parallel`` loops use (1 in a process made by fork)."""
+    if _FORKED.value:
+        return 1
     lib = _gomp()
     return lib.omp_get_max_threads() if lib is not None else 1
 
