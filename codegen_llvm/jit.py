@@ -18,13 +18,29 @@ from typing import NamedTuple
 
 import llvmlite.binding as llvm
 
-from . import cache
+from . import cache, runtime
+
+
+# LLVM command-line options, set once per process before the first compilation.
+LLVM_OPTIONS = (
+    # The SLP vectorizer of LLVM 21+ models an instruction that does not match its neighbours
+    # as a "copyable" one (x as x + 0). Combined with its narrowing of integer trees (values
+    # extended from i8/i16) inside an integer min/max reduction, this trips an assertion
+    # ("OpIdx < Operands.size() && Off bounds") that aborts the process: e.g. an unrolled
+    # max over k of max(int64(a) + int64(b), int64(c)) of int16 inputs. The emitted form of
+    # min/max does not matter (InstCombine makes llvm.smax of an icmp + select either way),
+    # so the transform itself is turned off; SLP and loop vectorization otherwise stay on.
+    "-slp-copyable-elements=false",
+)
 
 
 @functools.lru_cache(maxsize=None)
 def _init():
     llvm.initialize_native_target()
     llvm.initialize_native_asmprinter()
+    for option in LLVM_OPTIONS:         # an option this LLVM does not know is ignored
+        llvm.set_option("tensorweave", option)
+    llvm.add_symbol(runtime.FORKED_SYMBOL, runtime.forked_flag_address())
     for lib in ("m", "mvec", "gomp"):
         path = ctypes.util.find_library(lib)
         if path:
@@ -130,12 +146,31 @@ def optimize(mod, tm, level=3):
     pm.run(mod, pb)
 
 
+def module_name(llvm_ir: str) -> str:
+    """The name in the ``; ModuleID = "..."`` line of ``llvm_ir`` (the built function's)."""
+    first = llvm_ir.split("\n", 1)[0]
+    if first.startswith("; ModuleID = "):
+        return first[len("; ModuleID = "):].strip().strip('"')
+    return "<module>"
+
+
 def compile_ir(llvm_ir: str, tm) -> cache.Entry:
-    """Verify, optimize and compile ``llvm_ir``: object code plus the optimized IR text."""
-    mod = llvm.parse_assembly(llvm_ir)
-    mod.triple = tm.triple
-    mod.data_layout = str(tm.target_data)
-    mod.verify()
+    """Verify, optimize and compile ``llvm_ir``: object code plus the optimized IR text.
+
+    LLVM's verifier runs on every module before optimization (LLVM's passes assume valid IR
+    and may abort the process on invalid IR): a module that does not parse or verify is a
+    ``CodegenError`` naming the function, never a crash."""
+    from .emit import CodegenError
+    try:
+        mod = llvm.parse_assembly(llvm_ir)
+        mod.triple = tm.triple
+        mod.data_layout = str(tm.target_data)
+        mod.verify()
+    except RuntimeError as err:
+        why = " ".join(str(err).replace("^", "").split())       # LLVM's lines, as one
+        raise CodegenError(f"llvm codegen of {module_name(llvm_ir)}: the emitted LLVM IR is "
+                           f"invalid ({why}); this is a compiler bug, please report it with "
+                           "the function's te.lower output") from None
     optimize(mod, tm)
     optimized_ir = str(mod)             # before code generation, whose passes edit the module
     return cache.Entry(tm.emit_object(mod), optimized_ir)

@@ -81,7 +81,7 @@ def test_workspace_arena_grows_and_is_aligned():
     assert small % runtime.ARENA_ALIGN == 0
     assert runtime.workspace_arena(50) == small        # big enough: the same arena
     big = runtime.workspace_arena(1 << 20)
-    assert big % runtime.ARENA_ALIGN == 0 and runtime._ARENA.size == 1 << 20
+    assert big % runtime.ARENA_ALIGN == 0 and runtime.workspace_size() == 1 << 20
     runtime.release_workspace()
 
 
