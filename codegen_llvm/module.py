@@ -71,7 +71,8 @@ class Module:
         self._error_sites = tuple(error_sites)     # status ERROR_STATUS + k: site k failed
         self._fast = fast_converter(self._sig)
         n_ptr = len(self._sig.buffers)
-        argtypes = [ctypes.c_void_p] * n_ptr
+        self._record_at = n_ptr if self._sig.index_error is not None else None
+        argtypes = [ctypes.c_void_p] * (n_ptr + (self._record_at is not None))
         for v in self._sig.scalars + list(shape_vars):
             argtypes.append(_CTYPES[v.dtype])
         self.workspace_bytes = workspace        # None: the function takes no workspace
@@ -97,6 +98,9 @@ class Module:
         cargs = self._fast(args) if self._fast is not None else None
         if cargs is None:
             cargs, _keep = self._sig.convert(args)
+        if self._record_at is not None:
+            self._call_checked(cargs)
+            return
         status = self._cfunc(*cargs)
         if status:
             self._raise_status(status, cargs)
@@ -113,8 +117,31 @@ class Module:
     def _size_values(self, cargs) -> dict:
         """The scalar and shape-variable values of a call from its C arguments."""
         names = self._sig.scalars + self._sig.shape_vars
-        start = len(self._sig.buffers)
+        start = len(self._sig.buffers) + (self._record_at is not None)
         return dict(zip(names, cargs[start:start + len(names)]))
+
+    def _with_record(self, cargs):
+        """The C arguments with a fresh error record for the in-kernel index checks."""
+        from schedule.bound_checks import ERROR_SLOTS
+        record = (ctypes.c_int64 * ERROR_SLOTS)(-1)
+        k = self._record_at
+        return (*cargs[:k], ctypes.addressof(record), *cargs[k:]), record
+
+    def _call_checked(self, cargs):
+        full, record = self._with_record(cargs)
+        status = self._cfunc(*full)
+        if status:
+            self._raise_status(status, full)
+        if record[0] >= 0:
+            self._raise_index_error(record, cargs)
+
+    def _raise_index_error(self, record, cargs):
+        from schedule.bound_checks import site_size
+        site = self.lowered.check_sites[record[0]]
+        k = self._record_at
+        values = list(cargs[k:k + len(self._sig.pre_names)])
+        raise IndexError(site.message(self.name, record,
+                                      site_size(site, self._sig.pre_names, values)))
 
     def __getitem__(self, name):
         if name != self.entry_name:
@@ -146,6 +173,9 @@ class Module:
 
         def evaluate(*args):
             cargs, keep = self._sig.convert(args)
+            if self._record_at is not None:
+                cargs, record = self._with_record(cargs)
+                keep = (keep, record)
             fn = self._cfunc
             status = fn(*cargs)                          # warm-up
             if status:

@@ -29,8 +29,7 @@ from te import dtypes
 from te.expr import IntImm, Var
 
 
-class ArgumentError(TypeError):
-    """A built function was called with an argument that does not match its declaration."""
+from schedule.bound_checks import ArgumentError  # noqa: E402  (shared with the interpreter)
 
 
 @functools.lru_cache(maxsize=None)
@@ -293,16 +292,26 @@ class Signature:
 
     def __init__(self, func, shape_vars, view=None):
         from schedule.ir import Buffer
+        from schedule.bound_checks import compile_preconditions
         self.view = view or as_array_view
         self.name = func.name
-        self.params = func.params
+        # the hidden error record of in-kernel index checks is not the caller's argument
+        self.index_error = getattr(func, "index_error", None)
+        self.params = [p for p in func.params if p is not self.index_error]
         outputs = set(id(b) for b in func.outputs)
         self.specs = [_Param(p, id(p) in outputs) if isinstance(p, Buffer) else p
-                      for p in func.params]
-        self.buffers = [p for p in func.params if isinstance(p, Buffer)]
-        self.scalars = [p for p in func.params if isinstance(p, Var)]
+                      for p in self.params]
+        self.buffers = [p for p in self.params if isinstance(p, Buffer)]
+        self.scalars = [p for p in self.params if isinstance(p, Var)]
         self.shape_vars = list(shape_vars)
-        self.arg_names = ", ".join(p.name for p in func.params)
+        # bounds of accesses that lowering could not prove: checked once per call
+        self.preconditions = tuple(getattr(func, "preconditions", ()))
+        self.pre_names = self.scalars + self.shape_vars
+        self.precheck = compile_preconditions(self.preconditions, self.pre_names)
+        if self.preconditions and self.precheck is None:
+            raise ArgumentError(f"{self.name}: an index bound depends on a variable that is "
+                                "not an argument; pass it in the argument list")
+        self.arg_names = ", ".join(p.name for p in self.params)
         self.n_out = sum(1 for p in self.specs if isinstance(p, _Param) and p.is_out)
 
     def convert(self, args):
@@ -311,7 +320,7 @@ class Signature:
             raise ArgumentError(f"{self.name} takes {len(self.specs)} arguments "
                                 f"({self.arg_names}), got {len(args)}")
         env = {}
-        ptrs, scalars, keep, outs, ins = [], [], [], [], []
+        ptrs, scalars, keep, outs, ins, shaped = [], [], [], [], [], []
         for spec, a in zip(self.specs, args):
             if isinstance(spec, Var):
                 a = _scalar(spec, a)
@@ -336,6 +345,8 @@ class Signature:
                     self._bad_dtype(spec, dtype)
             if shape != spec.const_shape:
                 self._check_shape(spec, shape, env)
+                if spec.expr_dims:
+                    shaped.append((spec, shape))
                 if spec.width_check:
                     check_index_width(spec.name, spec.buf, shape)
             if not contiguous:
@@ -355,15 +366,28 @@ class Signature:
                 if ptr < iptr + math.prod(ishape) * ispec.np_dtype.itemsize and iptr < end:
                     raise ArgumentError(f"argument {spec.name} (an output) overlaps the memory "
                                         f"of {ispec.name}; pass a separate output array")
-        if not self.shape_vars:
-            return ptrs + scalars, keep
+        for spec, shape in shaped:          # every variable is bound: check the expressions
+            self._check_expr_dims(spec, shape, env)
         shape_vals = []
         for v in self.shape_vars:
             if v not in env:
                 raise ArgumentError(f"{self.name}: cannot tell the value of {v.name} from the "
                                     "argument shapes; pass it as a scalar argument")
             shape_vals.append(env[v])
+        if self.precheck is not None:
+            self.check_preconditions(scalars + shape_vals)
         return ptrs + scalars + shape_vals, keep
+
+    def check_preconditions(self, values):
+        """ArgumentError when an access would leave its buffer for these parameter values."""
+        try:
+            failed = self.precheck(*values)
+        except ZeroDivisionError:
+            failed = -1
+        if failed >= 0:
+            from schedule.bound_checks import precondition_message
+            raise ArgumentError(precondition_message(self.name, self.preconditions[failed],
+                                                     self.pre_names, values))
 
     @staticmethod
     def _bad_dtype(spec, got):
@@ -386,16 +410,24 @@ class Signature:
             elif bound != shape[d]:
                 raise ArgumentError(f"argument {spec.name}: dimension {d} is {shape[d]} but "
                                     f"{dim.name} = {bound} from an earlier argument")
-        if spec.expr_dims:
-            from schedule.simplify import simplify
-            from te.expr import const
-            from te.functor import substitute
-            vmap = {v: const(x, v.dtype) for v, x in env.items()}
-            for d, dim in spec.expr_dims:
-                val = simplify(substitute(dim, vmap))
-                if isinstance(val, IntImm) and val.value != shape[d]:
-                    raise ArgumentError(f"argument {spec.name}: dimension {d} must be {dim} = "
-                                        f"{val.value}, got shape {tuple(shape)}")
+
+    def _check_expr_dims(self, spec, shape, env):
+        """Dimensions given by expressions of size variables (``n + 1``), once every
+        variable is bound, whatever the argument order."""
+        from schedule.simplify import simplify
+        from te.expr import const
+        from te.functor import free_vars, substitute
+        vmap = {v: const(x, v.dtype) for v, x in env.items()}
+        for d, dim in spec.expr_dims:
+            val = simplify(substitute(dim, vmap))
+            if not isinstance(val, IntImm):
+                missing = [v.name for v in free_vars(dim) if v not in env]
+                raise ArgumentError(f"argument {spec.name}: dimension {d} is {dim}, but "
+                                    f"{', '.join(missing)} is not given by any argument's "
+                                    "shape; pass it as a scalar argument")
+            if val.value != shape[d]:
+                raise ArgumentError(f"argument {spec.name}: dimension {d} must be {dim} = "
+                                    f"{val.value}, got shape {tuple(shape)}")
 
 
 def fast_converter(sig: Signature):
@@ -458,6 +490,10 @@ def fast_converter(sig: Signature):
             lines.append("        return None")
     if any(v not in bound for v in sig.shape_vars):
         return None
+    if sig.precheck is not None:        # an access bound fails: convert raises the error
+        g["PRE"] = sig.precheck
+        lines.append(f"    if PRE({', '.join(bound[v] for v in sig.shape_vars)}) >= 0:")
+        lines.append("        return None")
     result = [f"p{k}" for k in range(len(names))] + [bound[v] for v in sig.shape_vars]
     lines.append(f"    return ({', '.join(result)}{',' if len(result) == 1 else ''})")
     exec("\n".join(lines), g)

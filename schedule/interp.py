@@ -317,9 +317,16 @@ def run(func: PrimFunc, *args, **scalars):
     """Execute ``func`` on numpy arrays (and scalar values for its Var parameters)."""
     buffers, env = {}, {}
     arrays = [a for a in args]
-    if len(arrays) != len(func.params):
-        raise TypeError(f"{func.name} takes {len(func.params)} arguments, got {len(arrays)}")
-    for p, a in zip(func.params, arrays):
+    params = [p for p in func.params if p is not func.index_error]
+    if len(arrays) != len(params):
+        raise TypeError(f"{func.name} takes {len(params)} arguments, got {len(arrays)}")
+    record = None
+    if func.index_error is not None:       # the in-kernel index checks' error record
+        from .bound_checks import ERROR_SLOTS
+        record = np.full(ERROR_SLOTS, -1, np.int64)
+        params.append(func.index_error)
+        arrays.append(record)
+    for p, a in zip(params, arrays):
         if isinstance(p, Buffer):
             arr = np.asarray(a)
             if not arr.flags.c_contiguous:
@@ -330,6 +337,31 @@ def run(func: PrimFunc, *args, **scalars):
                     env[dim] = _np_dtype(dim.dtype).type(ext)
         else:
             env[p] = _np_dtype(p.dtype).type(a)
+    _check_preconditions(func, env)
     compiled = _Compiler(buffers).stmt(func.body)
     with np.errstate(all="ignore"):
         compiled(env)
+    if record is not None and record[0] >= 0:
+        from .bound_checks import site_size
+        site = func.check_sites[int(record[0])]
+        names = list(env)
+        raise IndexError(site.message(func.name, record,
+                                      site_size(site, names, [int(env[v]) for v in names])))
+
+
+def _check_preconditions(func, env):
+    """ArgumentError when an access would leave its buffer (as the compiled code's call)."""
+    from .bound_checks import ArgumentError, compile_preconditions, precondition_message
+    if not func.preconditions:
+        return
+    names = list(env)
+    values = [int(env[v]) if np.issubdtype(type(env[v]), np.integer) else env[v]
+              for v in names]
+    check = compile_preconditions(func.preconditions, names)
+    if check is None:
+        raise ArgumentError(f"{func.name}: an index bound depends on a variable that is not "
+                            "an argument")
+    failed = check(*values)
+    if failed >= 0:
+        raise ArgumentError(precondition_message(func.name, func.preconditions[failed], names,
+                                                 values))

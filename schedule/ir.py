@@ -184,6 +184,10 @@ class PrimFunc:
     body: Stmt
     tensor_map: dict = field(default_factory=dict)   # te Tensor -> Buffer for the parameters
     outputs: tuple = ()                               # the parameter Buffers that are written
+    # bound_checks.py: checks once per call, kernel check sites and their error record
+    preconditions: tuple = ()
+    check_sites: tuple = ()
+    index_error: Buffer | None = None                 # the hidden last parameter, or None
 
     def __str__(self):
         from .printer import func_str

@@ -14,6 +14,7 @@ import dataclasses
 
 from . import config
 from .bound import infer_bound
+from .bound_checks import insert_bound_checks
 from .build_loops import schedule_ops
 from .inline import inline_bodies
 from .passes.inject_double_buffer import inject_double_buffer
@@ -66,7 +67,7 @@ def lower(sch, args, name="main", simple_mode=None, binds=None, debug=None, pass
         raise ScheduleError(f"te.lower/te.build: name must be a non-empty string, got {name!r}")
     bodies = inline_bodies(sch)
     bounds = infer_bound(sch, bodies)
-    func = schedule_ops(sch, bounds, bodies, list(args), name)
+    func = insert_bound_checks(schedule_ops(sch, bounds, bodies, list(args), name))
     show = config.DEBUG >= 2 if debug is None else debug
     if config.VERIFY:
         from .verify import verify

@@ -1,0 +1,447 @@
+"""Every buffer access of a lowered function is in bounds: proved, checked once per call, or checked
+in the kernel.
+
+For each index of each ``BufferLoad`` / ``BufferStore`` (before flattening, so per dimension),
+``access_bounds`` derives lower and upper bounds as polynomials over the function's parameters
+(size variables and scalar arguments), using the loop ranges and the guards around the access:
+
+- proved at lowering (``0 <= lo`` and ``hi < size`` hold for all parameters): nothing to do;
+- bounds known but not proved: a **precondition** that the caller checks once per call, before
+  any code runs (``Precondition``; the runtime raises ``ArgumentError`` naming the tensor, the
+  dimension, the index range and the size);
+- bounds unknown or only from the dtype of data read from memory (``A[Idx[i]]``): a check in
+  the kernel. The statement that makes the access runs only when every such index is in range;
+  otherwise the kernel records (site, index value, position) in the hidden int64 buffer
+  ``tw_index_error`` and skips it, and the runtime raises ``IndexError`` after the call.
+  ``s[T].pragma(axis, "no_bound_check")`` turns the kernel checks off inside that loop (for code
+  that proves its indices itself); preconditions stay.
+"""
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+
+from te.expr import (And, Call, Expr, IntImm, Not, Or, Select, Var, cast, const as te_const)
+from te.functor import _fields, free_vars
+
+from . import access_bounds as ab
+from .ir import (Allocate, Buffer, BufferLoad, BufferStore, Evaluate, For, IfThenElse, LetStmt,
+                 SeqStmt, Stmt, seq)
+
+class ArgumentError(TypeError):
+    """A built function was called with an argument that does not match its declaration
+    (``codegen_llvm.ArgumentError``; defined here so that the interpreter raises it too)."""
+
+
+NO_CHECK_PRAGMA = "no_bound_check"
+ERROR_SLOTS = 8        # site, index value, then up to six position indices
+
+
+@dataclass(frozen=True, eq=False)
+class Precondition:
+    """``hi_k <= 0`` for some enclosing extent, or ``max(lo) >= 0 and min(hi) < size``."""
+    buffer: str
+    dim: int
+    access: str                 # the access as printed, e.g. "A[i + 1]"
+    index: str                  # the index expression of the dimension
+    lo: tuple                   # candidate lower bounds (polynomials; the largest holds)
+    hi: tuple                   # candidate upper bounds (the smallest holds)
+    size: dict                  # the dimension's size (polynomial)
+    extents: tuple              # upper bounds of the enclosing loops' extents
+    write: bool
+
+
+@dataclass(frozen=True, eq=False)
+class CheckSite:
+    """An index checked in the kernel."""
+    buffer: str
+    dim: int
+    access: str
+    index: str
+    size: Expr
+    size_poly: dict
+    position: str               # what the recorded position indices are, e.g. "B[i, j]"
+    target: str                 # the buffer whose element was being computed ("" if none)
+    npos: int                   # how many position indices the record holds
+    write: bool
+
+    def message(self, func_name, record, size) -> str:
+        """The IndexError text for a failed check, from the kernel's error record."""
+        what = "write" if self.write else "read"
+        at = ""
+        if self.target:
+            at = f" while computing {self.target}[{', '.join(str(int(record[2 + j])) for j in range(self.npos))}]"
+        return (f"{func_name}: index {int(record[1])} is out of bounds for dimension {self.dim} "
+                f"of {self.buffer} with size {size} (the {what} {self.access}{at}); the index "
+                f"must be in [0, {size})")
+
+
+def insert_bound_checks(func, shape_vars=None):
+    """``func`` with ``preconditions`` and ``check_sites`` set, and its body checked."""
+    params = set(p for p in func.params if isinstance(p, Var))
+    nonneg = set()
+    for p in func.params:
+        if isinstance(p, Buffer):
+            for d in p.shape:
+                nonneg.update(free_vars(d))
+    params |= nonneg
+    w = _Walker(params, nonneg)
+    body = w.stmt(func.body)
+    pre = _dedupe(w.preconditions)
+    out = dataclasses.replace(func, body=body, preconditions=tuple(pre),
+                              check_sites=tuple(w.sites))
+    if w.sites:
+        err = Buffer("tw_index_error", (te_const(ERROR_SLOTS),), "int64")
+        out = dataclasses.replace(out, params=list(out.params) + [err], index_error=err)
+        out.body = _bind_error(out.body, w.error_marker, err)
+    return out
+
+
+class _ErrorMarker:
+    """Stands for the error buffer until it is made (so the walker needs no buffer)."""
+
+
+def _bind_error(body, marker, err):
+    from .functor import replace_buffers
+    return replace_buffers(body, {marker: err})
+
+
+class _Walker:
+    def __init__(self, params, nonneg):
+        self.params = params
+        self.nonneg = nonneg
+        self.loops = {}             # Var -> (min poly, extent poly), outermost first
+        self.facts = []
+        self.lets = {}
+        self.unchecked = 0          # depth of no_bound_check pragmas
+        self.preconditions = []
+        self.sites = []
+        self.error_marker = Buffer("tw_index_error", (te_const(ERROR_SLOTS),), "int64")
+
+    def norm(self):
+        return ab.Normalizer(dict(self.lets))
+
+    # ------------------------------------------------------------------ statements
+    def stmt(self, s):
+        if isinstance(s, SeqStmt):
+            new = tuple(self.stmt(x) for x in s.seq)
+            return s if all(a is b for a, b in zip(new, s.seq)) else SeqStmt(new)
+        if isinstance(s, For):
+            checks = self._exprs_checks([s.min, s.extent], s)
+            n = self.norm()
+            self.loops[s.loop_var] = (n(s.min), n(s.extent))
+            off = any(k == NO_CHECK_PRAGMA for k, _ in s.annotations if isinstance(k, str)) \
+                if s.annotations else False
+            self.unchecked += off
+            body = self.stmt(s.body)
+            self.unchecked -= off
+            del self.loops[s.loop_var]
+            out = s if body is s.body else dataclasses.replace(s, body=body)
+            return self._wrap(out, checks)
+        if isinstance(s, IfThenElse):
+            checks = self._exprs_checks([s.condition], s)
+            n = self.norm()
+            then = self._with_facts(ab.facts_of(s.condition, n), s.then_case)
+            other = None if s.else_case is None else \
+                self._with_facts(ab.facts_of(s.condition, n, negate=True), s.else_case)
+            out = s if then is s.then_case and other is s.else_case else \
+                IfThenElse(s.condition, then, other)
+            return self._wrap(out, checks)
+        if isinstance(s, LetStmt):
+            checks = self._exprs_checks([s.value], s)
+            self.lets[s.var] = self.norm()(s.value)
+            body = self.stmt(s.body)
+            del self.lets[s.var]
+            out = s if body is s.body else LetStmt(s.var, s.value, body)
+            return self._wrap(out, checks)
+        if isinstance(s, Allocate):
+            body = self.stmt(s.body)
+            return s if body is s.body else dataclasses.replace(s, body=body)
+        if isinstance(s, BufferStore):
+            checks = self._exprs_checks([s.value], s)
+            checks += self._access(s.buffer, s.indices, [], s, write=True)
+            for i in s.indices:
+                checks += self._exprs_checks([i], s)
+            return self._wrap(s, checks)
+        if isinstance(s, Evaluate):
+            return self._wrap(s, self._exprs_checks([s.value], s))
+        # other statements (extern calls...): check their expressions generically
+        exprs = [getattr(s, f) for f in _fields(s)]
+        flat = [e for v in exprs for e in (v if isinstance(v, tuple) else (v,))
+                if isinstance(e, Expr)]
+        subs = [e for v in exprs for e in (v if isinstance(v, tuple) else (v,))
+                if isinstance(e, Stmt)]
+        checks = self._exprs_checks(flat, s)
+        if subs:
+            new = {id(x): self.stmt(x) for x in subs}
+            changed = {f: (tuple(new.get(id(x), x) for x in getattr(s, f))
+                           if isinstance(getattr(s, f), tuple) else new.get(id(getattr(s, f)),
+                                                                            getattr(s, f)))
+                       for f in _fields(s)}
+            if any(changed[f] is not getattr(s, f) for f in changed):
+                s = dataclasses.replace(s, **changed)
+        return self._wrap(s, checks)
+
+    def _with_facts(self, facts, body):
+        saved = self.facts
+        self.facts = saved + facts
+        try:
+            return self.stmt(body)
+        finally:
+            self.facts = saved
+
+    # ------------------------------------------------------------------ expressions
+    def _exprs_checks(self, exprs, owner):
+        checks = []
+        for e in exprs:
+            self._expr(e, [], checks, owner)
+        return checks
+
+    def _expr(self, e, conds, checks, owner):
+        """Walk ``e``; ``conds``: expression-level guards on the path (lazy evaluation)."""
+        if isinstance(e, BufferLoad):
+            for i in e.indices:
+                self._expr(i, conds, checks, owner)
+            checks += self._access(e.buffer, e.indices, conds, owner, write=False)
+            return
+        if isinstance(e, Select) or (isinstance(e, Call) and e.op == "if_then_else"):
+            c, t, f = (e.condition, e.true_value, e.false_value) if isinstance(e, Select) \
+                else e.args
+            self._expr(c, conds, checks, owner)
+            n = self.norm()
+            self._guarded(t, conds + [c], ab.facts_of(c, n), checks, owner)
+            self._guarded(f, conds + [Not(c, "bool")], ab.facts_of(c, n, negate=True), checks,
+                          owner)
+            return
+        if isinstance(e, And) or (isinstance(e, Call) and e.op == "logical_and"):
+            a, b = (e.a, e.b) if isinstance(e, And) else e.args[:2]
+            self._expr(a, conds, checks, owner)
+            self._guarded(b, conds + [a], ab.facts_of(a, self.norm()), checks, owner)
+            return
+        if isinstance(e, Or):
+            self._expr(e.a, conds, checks, owner)
+            self._guarded(e.b, conds + [Not(e.a, "bool")],
+                          ab.facts_of(e.a, self.norm(), negate=True), checks, owner)
+            return
+        if isinstance(e, Expr):
+            if type(e).__name__ == "Let":
+                self._expr(e.value, conds, checks, owner)
+                self.lets[e.var] = self.norm()(e.value)
+                self._expr(e.body, conds, checks, owner)
+                del self.lets[e.var]
+                return
+            for f in _fields(e):
+                v = getattr(e, f)
+                for x in (v if isinstance(v, tuple) else (v,)):
+                    if isinstance(x, Expr):
+                        self._expr(x, conds, checks, owner)
+
+    def _guarded(self, e, conds, facts, checks, owner):
+        saved = self.facts
+        self.facts = saved + facts
+        try:
+            self._expr(e, conds, checks, owner)
+        finally:
+            self.facts = saved
+
+    # ------------------------------------------------------------------ one access
+    def _access(self, buf, indices, conds, owner, write):
+        """In-kernel checks (conditions) for the dimensions of one access; preconditions
+        and proofs are recorded on the way."""
+        if buf is self.error_marker or not indices:
+            return []
+        n = self.norm()
+        b = ab.Bounder(list(self.loops), self.params, self.nonneg, self.facts)
+        b.loops = self.loops
+        b.order = {v: k for k, v in enumerate(self.loops)}
+        extents = []
+        for v, (vmin, vext) in self.loops.items():
+            hi = b.bound(vext, 1)
+            if hi is not None and ab.const_value(hi) is None:
+                extents.append(hi)
+            elif hi is not None and ab.const_value(hi) <= 0:
+                return []                       # a loop around it never runs
+        out = []
+        shape = buf.shape
+        if len(indices) != len(shape):      # one flat index into the whole buffer
+            shape = (_flat_size(buf),)
+        for d, (index, size) in enumerate(zip(indices, shape)):
+            p = n(index)
+            sp = n(size)
+            if not b.is_param_level(sp):
+                sp = b.bound(sp, -1)            # an allocation sized by an outer loop
+            lo = b.candidates(p, -1, self.facts)
+            hi = b.candidates(p, 1, self.facts)
+            data = any(a[0] in ("data", "opaque") for a in _all_atoms(p))
+            if sp is not None and lo and hi and self._proved(lo, hi, sp, extents):
+                continue
+            if sp is not None and lo and hi and not data:
+                self.preconditions.append(Precondition(
+                    buf.name, d, _access_text(buf, indices), str(index), tuple(lo),
+                    tuple(hi), sp, tuple(extents), write))
+                continue
+            if self.unchecked:
+                continue
+            if sp is None and not data and lo and hi:
+                continue                        # cannot happen for parameter buffers
+            out.append(self._site(buf, d, index, size, indices, conds, owner, write))
+        return out
+
+    def _proved(self, lo, hi, size, extents):
+        b = ab.Bounder({}, self.params, self.nonneg)
+        assumptions = [ab.add(e, ab.const(-1)) for e in extents]      # each extent >= 1
+
+        def nonneg(q):
+            if b.is_nonneg(q):
+                return True
+            return any(b.is_nonneg(ab.sub(q, a)) for a in assumptions)
+        return any(nonneg(c) for c in lo) and \
+            any(nonneg(ab.sub(ab.add(size, ab.const(-1)), c)) for c in hi)
+
+    def _site(self, buf, d, index, size, indices, conds, owner, write):
+        k = len(self.sites)
+        pos = owner.indices if isinstance(owner, BufferStore) else ()
+        pos = tuple(pos[:ERROR_SLOTS - 2])
+        where = f"{owner.buffer.name}[{', '.join(str(i) for i in owner.indices)}]" \
+            if isinstance(owner, BufferStore) else ""
+        self.sites.append(CheckSite(buf.name, d, _access_text(buf, indices), str(index), size,
+                                    self.norm()(size), where,
+                                    owner.buffer.name if isinstance(owner, BufferStore) else "",
+                                    len(pos), write))
+        idx = index if index.dtype == "int64" else cast("int64", index)
+        sz = size if size.dtype == "int64" else cast("int64", size)
+        ok = And(_ge(idx, 0), _lt(idx, sz), "bool")
+        guard = ok
+        for c in reversed(conds):
+            guard = Or(Not(c, "bool"), guard, "bool")
+        record = [BufferStore(self.error_marker, te_const(k, "int64"), (te_const(0),)),
+                  BufferStore(self.error_marker, idx, (te_const(1),))]
+        for j, p in enumerate(pos):
+            record.append(BufferStore(self.error_marker,
+                                      p if p.dtype == "int64" else cast("int64", p),
+                                      (te_const(2 + j),)))
+        return guard, seq(*record)
+
+    def _wrap(self, s, checks):
+        if not checks:
+            return s
+        cond = checks[0][0]
+        for c, _ in checks[1:]:
+            cond = And(cond, c, "bool")
+        if len(checks) == 1:
+            return IfThenElse(cond, s, checks[0][1])
+        errors = [IfThenElse(Not(c, "bool"), rec) for c, rec in checks]
+        return IfThenElse(cond, s, seq(*errors))
+
+
+def _flat_size(buf):
+    if buf.strides:
+        return buf.shape[0] * buf.strides[0]
+    size = buf.shape[0] if buf.shape else te_const(1)
+    for d in buf.shape[1:]:
+        size = size * d
+    return size
+
+
+def _ge(a, v):
+    from te.expr import GE
+    return GE(a, te_const(v, a.dtype), "bool")
+
+
+def _lt(a, b):
+    from te.expr import LT
+    return LT(a, b, "bool")
+
+
+def _all_atoms(p):
+    out = []
+    stack = [p]
+    while stack:
+        q = stack.pop()
+        for m in q:
+            for a in m:
+                out.append(a)
+                if a[0] in ("floordiv", "floormod", "min", "max"):
+                    stack += [ab.thaw(a[1]), ab.thaw(a[2])]
+    return out
+
+
+def _access_text(buf, indices):
+    return f"{buf.name}[{', '.join(str(i) for i in indices)}]"
+
+
+def _dedupe(pre):
+    seen, out = set(), []
+    for p in pre:
+        key = (p.buffer, p.dim, frozenset(ab.freeze(x) for x in p.lo),
+               frozenset(ab.freeze(x) for x in p.hi), ab.freeze(p.size),
+               frozenset(ab.freeze(x) for x in p.extents))
+        if key not in seen:
+            seen.add(key)
+            out.append(p)
+    return out
+
+
+# ----------------------------------------------------------------------------- call time
+
+def compile_preconditions(pre, names):
+    """A function of the parameter values (in the order of ``names``: Vars) that returns the
+    index of the first failing precondition, or -1; None when there are none."""
+    if not pre:
+        return None
+    index = {v: f"v{k}" for k, v in enumerate(names)}
+    for p in pre:
+        for poly in (*p.lo, *p.hi, p.size, *p.extents):
+            for a in _all_atoms(poly):
+                if a[0] == "var" and a[1] not in index:
+                    return None             # a variable the caller does not know
+    lines = [f"def check({', '.join(index.values())}):"]
+    for k, p in enumerate(pre):
+        src = lambda q: ab.py_source(q, index.__getitem__)      # noqa: E731
+        runs = " or ".join(f"{src(e)} <= 0" for e in p.extents)
+        lo = src(p.lo[0]) if len(p.lo) == 1 else f"max({', '.join(src(q) for q in p.lo)})"
+        hi = src(p.hi[0]) if len(p.hi) == 1 else f"min({', '.join(src(q) for q in p.hi)})"
+        ok = f"({lo} >= 0 and {hi} < {src(p.size)})"
+        lines.append(f"    if not ({runs + ' or ' if runs else ''}{ok}):")
+        lines.append(f"        return {k}")
+    lines.append("    return -1")
+    g = {"_fdiv": _fdiv, "_fmod": _fmod}
+    exec("\n".join(lines), g)
+    return g["check"]
+
+
+def site_size(site, names, values):
+    """The size of a check site's dimension for these parameter values."""
+    env = dict(zip(names, values))
+    try:
+        return eval(ab.py_source(site.size_poly, lambda v: repr(env[v])),
+                    {"_fdiv": _fdiv, "_fmod": _fmod})
+    except (KeyError, NameError):
+        return str(site.size)
+
+
+def _fdiv(a, b):
+    return a // b if b else 0
+
+
+def _fmod(a, b):
+    return a % b if b else 0
+
+
+def precondition_message(func_name, p, names, values):
+    """The ArgumentError text for failing precondition ``p``."""
+    env = dict(zip(names, values))
+    val = lambda q: eval(ab.py_source(q, lambda v: repr(env[v])),   # noqa: E731
+                         {"_fdiv": _fdiv, "_fmod": _fmod})
+    lo = max(val(q) for q in p.lo)
+    hi = min(val(q) for q in p.hi)
+    size = val(p.size)
+    used = sorted({a[1] for q in (*p.lo, *p.hi, p.size) for a in _all_atoms(q)
+                   if a[0] == "var"}, key=lambda v: v.name)
+    given = ", ".join(f"{v.name} = {env[v]}" for v in used if v in env)
+    what = "writes" if p.write else "reads"
+    return (f"{func_name}: {what} {p.access}, whose index {p.index} in dimension {p.dim} of "
+            f"{p.buffer} ranges over [{lo}, {hi}], but that dimension has size {size}"
+            + (f" (with {given})" if given else "") +
+            f"; pass a {p.buffer} with a dimension {p.dim} that covers [{lo}, {hi}], or guard "
+            "the access with te.if_then_else")
