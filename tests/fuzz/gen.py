@@ -265,12 +265,16 @@ class _Exprs:
         r = self.rng
         self.p.features.add("gather")
         ax = r.choice(self.axes)
+        before = set(self.p.vars)
         m_src, m = self.p.size()
         if m == 0:                      # no index fits a size-0 source
+            if m_src not in before:
+                self.p.vars.pop(m_src, None)
             m_src, m = "3", 3
         idt_index = r.choice(["int32", "int64"])
         bad = None
-        if top and self.p.bad_gather_allowed and ax.ext > 0 and r.random() < 0.25:
+        runs = all(a.ext > 0 for a in self.axes)       # the gather is executed at all
+        if top and self.p.bad_gather_allowed and runs and r.random() < 0.6:
             bad = r.choice([m, m + 5, -1, -1000])
             self.p.expect = "IndexError"
             self.p.bad_gather_allowed = False
@@ -497,12 +501,14 @@ def _draw_schedule(prog: _Program, ns, out: str, stage_names, inter, reduce_stag
         prog.features.add("cache_read")
         ok = emit(f"{name}_r = s.cache_read({name}, {r.choice(['local', 'global'])!r}, "
                   f"[{', '.join(sorted(prog.readers[name]))}])")
-        stages.append(f"{name}_r")
+        if ok:
+            stages.append(f"{name}_r")
     if ok and r.random() < 0.12:
         prog.features.add("cache_write")
         ok = emit(f"{out}_c = s.cache_write({out}, {r.choice(['local', 'global'])!r})")
-        stages.append(f"{out}_c")
-        if reduce_stage == out:
+        if ok:
+            stages.append(f"{out}_c")
+        if ok and reduce_stage == out:
             reduce_stage = f"{out}_c"
     if ok and reduce_stage and r.random() < 0.3:
         rs = reduce_stage
@@ -511,7 +517,8 @@ def _draw_schedule(prog: _Program, ns, out: str, stage_names, inter, reduce_stag
                   f"factor={r.choice([2, 3, 4])})")
         if ok:
             ok = emit(f"{rs}_rf = s.rfactor({rs}, {r.choice(['_ko', '_ki'])})")
-            stages.append(f"{rs}_rf")
+            if ok:
+                stages.append(f"{rs}_rf")
     placed = set()
     for st in [x for x in stages if x in inter]:
         roll = r.random()
@@ -598,7 +605,7 @@ def _stage_axes(prog, ndim):
 def _draw(seed: int, attempt: int):
     rng = random.Random(seed * 1000 + attempt)
     prog = _Program(rng, seed)
-    prog.bad_gather_allowed = rng.random() < 0.15
+    prog.bad_gather_allowed = rng.random() < 0.3
     ndim = rng.choice([1, 1, 2, 2, 2, 3])
     axes = _stage_axes(prog, ndim)
     depth = rng.choice([1, 2, 2, 3])

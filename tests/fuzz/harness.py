@@ -5,12 +5,12 @@ numpy ``reference`` written with the helpers below, which follow the DSL's docum
 semantics (te/expr.py, te/dtypes.py): every operation is computed in the promoted dtype of its
 operands, int8/int16/uint8 wrap around, floordiv/floormod round toward negative infinity,
 truncdiv/truncmod toward zero, float->int casts truncate, max/min reductions start from the
-dtype's smallest/largest value. Signed 32/64-bit overflow is undefined in the DSL (the
-simplifier assumes it away, as TVM and C do): in strict mode the helpers raise ``Undefined``
-so that the generator can draw another case.
+dtype's smallest/largest value (-inf/inf for floats, te/reduce.py). Signed 32/64-bit
+overflow is undefined in the DSL (the simplifier assumes it away, as TVM and C do): in strict
+mode the helpers raise ``Undefined`` so that the generator can draw another case.
 
 ``run_case`` checks numpy = interpreter = compiled code (CPU), with every input and output of
-the compiled call in guarded memory (te.testing.guarded_array), and returns an Outcome.
+the compiled call in guarded memory (te.testing.guarded_array), and raises its Outcome.
 """
 from __future__ import annotations
 
@@ -171,9 +171,10 @@ def reduce(kind, dt, x, shape):
             raise Undefined(f"{dt} overflow in a sum")
         with np.errstate(all="ignore"):
             return np.sum(x, axis=-1, dtype=dt)
+    flt = dtypes.is_float(dt)           # te/reduce.py: the float identities are -inf / inf
     if kind == "max":
-        return np.max(x, axis=-1, initial=dtypes.min_value(dt))
-    return np.min(x, axis=-1, initial=dtypes.max_value(dt))
+        return np.max(x, axis=-1, initial=-np.inf if flt else dtypes.min_value(dt))
+    return np.min(x, axis=-1, initial=np.inf if flt else dtypes.max_value(dt))
 
 
 def rand(seed, shape, dt, lo, hi):
