@@ -83,10 +83,12 @@ class Kernel:
 RESERVED = {"math", "cuda", "np", "range", "min", "max", "abs", "round", "float", "int", "bool",
             "host", "_launch", "fmax_nan", "fmin_nan", *NUMBA_TYPE.values()}
 
-# Float max/min propagate NaN as numpy's maximum/minimum (te.max's documented semantics); Python's
-# max(a, b), which numba follows, is order-dependent (max(nan, 1) is nan, max(1, nan) is 1).
-# Functions, not inline expressions: an inline one would repeat its operands (nested max
-# would grow the source exponentially, and a load would be made twice).
+# Float max/min propagate NaN as numpy's maximum/minimum (te.max's documented semantics):
+# Python's max(a, b), which numba follows, is order-dependent (max(nan, 1) is nan, max(1, nan)
+# is 1), and numba's np.maximum returns a on ties (numpy: b). Functions, not inline expressions,
+# which would repeat their operands (nested max would grow exponentially, a load be made twice);
+# defined inside each kernel that calls them, where numba inlines them: a device function
+# (cuda.jit(device=True)) would need a GPU to compile, and compile_ptx works without one.
 NAN_MINMAX = {
     "fmax_nan": ("max", "a if a != a or a > b else b"),
     "fmin_nan": ("min", "a if a != a or a < b else b"),
@@ -194,15 +196,13 @@ class CudaEmitter:
         return f"{name}({self.expr(e.a)}, {self.expr(e.b)})"
 
     def _helper_source(self):
-        """The NAN_MINMAX functions used: device functions (plain ones on the simulator)."""
+        """The NAN_MINMAX functions the kernel being emitted calls, as its first lines."""
         lines = []
         for name in sorted(self.helpers):
             op, body = NAN_MINMAX[name]
-            if not simulator():
-                lines.append("@cuda.jit(device=True)")
-            lines += [f"def {name}(a, b):",
-                      f"    # {op}(a, b) of floats: NaN if a or b is NaN, b when they tie",
-                      f"    return {body}", ""]
+            lines += [f"    def {name}(a, b):",
+                      f"        # {op}(a, b) of floats: NaN if a or b is NaN, b when they tie",
+                      f"        return {body}"]
         return lines
 
     def e_Not(self, e):
@@ -513,7 +513,9 @@ class CudaEmitter:
         self.registers, self.declared = _registers(stmt), set()
         self.bases, self.bases_indent = None, 0
         self.emit(f"def {name}({', '.join(params)}):", 0)
+        self.helpers = set()
         self.stmt(stmt, 1)
+        self.lines[start + 1:start + 1] = self._helper_source()
         computes = ", ".join(_written(stmt))
         if self.shared_bytes > MAX_SHARED_BYTES:
             raise CudaCodegenError(f"kernel {name} (computes {computes}) uses "
@@ -582,7 +584,7 @@ class CudaEmitter:
         self.host_stmt(self.func.body, 1)
         if len(self.host) == 1:
             self.host.append("    pass")
-        return "\n".join(self._helper_source() + self.lines + self.host) + "\n"
+        return "\n".join(self.lines + self.host) + "\n"
 
 
 def launch_excess(block, grid):
