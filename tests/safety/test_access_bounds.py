@@ -1,0 +1,374 @@
+"""Issue 16, kinds 1-4: shape expressions, symbolic read/write ranges, data-dependent indices and
+shifted tails. Every program either gives numpy's answer or a clear error; programs that used to
+crash run in a subprocess, with guard pages around their arrays."""
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+
+import te
+from codegen_llvm import ArgumentError
+from schedule.interp import run as interpret
+from te.testing import check_guards, guarded_array, guarded_empty
+
+
+def _in_subprocess(code, timeout=120):
+    """Run ``code`` in a fresh interpreter: returns (returncode, output)."""
+    prog = "import numpy as np, te\nfrom te.testing import guarded_array, guarded_empty\n" + \
+        textwrap.dedent(code)
+    res = subprocess.run([sys.executable, "-c", prog], capture_output=True, text=True,
+                         timeout=timeout, cwd=str(__import__("pathlib").Path(__file__).parents[2]))
+    return res.returncode, res.stdout + res.stderr
+
+
+# --------------------------------------------------------------------------- kind 1
+
+def test_shape_expression_checked_when_its_variable_comes_later():
+    code = """
+        n = te.var("n")
+        A = te.placeholder((n + 1,), name="A")
+        B = te.compute((n,), lambda i: A[i + 1] * 2, name="B")
+        f = te.build(te.create_schedule(B.op), [A, B])
+        try:
+            f(guarded_array(np.zeros(1, "float32")), guarded_empty(10_000_000))
+        except Exception as e:
+            print(type(e).__name__, e)
+    """
+    rc, out = _in_subprocess(code)
+    assert rc == 0, out
+    assert "ArgumentError argument A: dimension 0 must be n + 1 = 10000001, got shape (1,)" \
+        in out
+
+
+def test_output_with_a_shape_expression_listed_first():
+    n = te.var("n")
+    A = te.placeholder((n,), name="A")
+    B = te.compute((n + 1,), lambda i: te.if_then_else(i < n, A[te.min(i, n - 1)], 0.0),
+                   name="B")
+    f = te.build(te.create_schedule(B.op), [B, A])
+    with pytest.raises(ArgumentError, match=r"argument B: dimension 0 must be n \+ 1 = 6, got "
+                                            r"shape \(10,\)"):
+        f(np.zeros(10, "float32"), np.ones(5, "float32"))
+    a = guarded_array(np.arange(5, dtype="float32"))
+    b = guarded_empty(6)
+    f(b, a)
+    np.testing.assert_array_equal(b, np.append(a, 0))
+
+
+def test_two_dimensional_shape_expressions_any_order():
+    n, m = te.var("n"), te.var("m")
+    A = te.placeholder((n * 2, m + 1), name="A")
+    B = te.compute((n, m), lambda i, j: A[2 * i + 1, j + 1], name="B")
+    f = te.build(te.create_schedule(B.op), [A, B])
+    a = np.random.rand(6, 5).astype("float32")
+    b = np.empty((3, 4), "float32")
+    f(a, b)
+    np.testing.assert_array_equal(b, a[1::2, 1:])
+    with pytest.raises(ArgumentError, match=r"argument A: dimension 1 must be m \+ 1 = 5"):
+        f(np.zeros((6, 4), "float32"), b)
+    with pytest.raises(ArgumentError, match=r"argument A: dimension 0 must be n \* 2 = 6"):
+        f(np.zeros((5, 5), "float32"), b)
+
+
+# --------------------------------------------------------------------------- kind 2
+
+def _build_1d(body, shape_a=None):
+    n = te.var("n")
+    A = te.placeholder(shape_a(n) if shape_a else (n,), name="A")
+    B = te.compute((n,), lambda i: body(A, i, n), name="B")
+    s = te.create_schedule(B.op)
+    return s, A, B
+
+
+def test_symbolic_read_past_the_end_is_refused_at_call_time():
+    s, A, B = _build_1d(lambda A, i, n: A[i + 1])
+    f = te.build(s, [A, B])
+    msg = (r"reads A\[i \+ 1\], whose index i \+ 1 in dimension 0 of A ranges over \[1, 10\], "
+           r"but that dimension has size 10 \(with n = 10\)")
+    with pytest.raises(ArgumentError, match=msg):
+        f(np.zeros(10, "float32"), np.zeros(10, "float32"))
+    with pytest.raises(ArgumentError, match=msg):       # the interpreter checks the same
+        interpret(te.lower(s, [A, B]), np.zeros(10, "float32"), np.zeros(10, "float32"))
+    f(np.zeros(0, "float32"), np.zeros(0, "float32"))  # n = 0: the read never runs
+
+
+def test_read_far_outside_is_refused_not_a_crash():
+    code = """
+        n = te.var("n")
+        A = te.placeholder((n,), name="A")
+        B = te.compute((n,), lambda i: A[i * 100000], name="B")
+        f = te.build(te.create_schedule(B.op), [A, B])
+        try:
+            f(guarded_array(np.zeros(1000, "float32")), guarded_empty(1000))
+        except Exception as e:
+            print(type(e).__name__, e)
+        a = guarded_array(np.array([5.0], "float32")); b = guarded_empty(1)
+        f(a, b); print("n=1", b[0])
+    """
+    rc, out = _in_subprocess(code)
+    assert rc == 0, out
+    assert "ArgumentError" in out and "ranges over [0, 99900000]" in out and "size 1000" in out
+    assert "n=1 5.0" in out
+
+
+def test_reads_through_floordiv_and_floormod():
+    n, m = te.var("n"), te.var("m")
+    A = te.placeholder((m, 32), name="A")
+    B = te.compute((n,), lambda i: A[i // 32, i % 32 + 1], name="B")
+    f = te.build(te.create_schedule(B.op), [A, B])
+    with pytest.raises(ArgumentError, match=r"index i % 32 \+ 1 in dimension 1 of A ranges "
+                                            r"over \[1, 32\], but that dimension has size 32"):
+        f(np.zeros((2, 32), "float32"), np.zeros(64, "float32"))
+    A2 = te.placeholder((m, 33), name="A")
+    B2 = te.compute((n,), lambda i: A2[i // 32, i % 32 + 1], name="B")
+    f2 = te.build(te.create_schedule(B2.op), [A2, B2])
+    a = np.random.rand(2, 33).astype("float32")
+    b = np.empty(64, "float32")
+    f2(a, b)
+    np.testing.assert_array_equal(b, a[:, 1:].reshape(-1))
+    with pytest.raises(ArgumentError, match=r"index i // 32 in dimension 0 of A ranges over "
+                                            r"\[0, 2\], but that dimension has size 2"):
+        f2(a, np.empty(65, "float32"))
+
+
+def test_writes_are_checked_too():
+    n, m = te.var("n"), te.var("m")
+    A = te.placeholder((n,), name="A")
+
+    def body(ins, outs):
+        ib = te.tir.ir_builder.create()
+        a, b = ib.buffer_ptr(ins[0]), ib.buffer_ptr(outs[0])
+        with ib.for_range(0, n, name="i") as i:
+            b[i * 2] = a[i]
+        return ib.get()
+    B = te.extern((m,), [A], body, name="B")
+    f = te.build(te.create_schedule(B.op), [A, B])
+    with pytest.raises(ArgumentError, match=r"writes B\[i \* 2\], whose index i \* 2 in "
+                                            r"dimension 0 of B ranges over \[0, 8\], but that "
+                                            r"dimension has size 8"):
+        f(np.zeros(5, "float32"), np.zeros(8, "float32"))
+    b = guarded_empty(9)
+    b[:] = 0
+    f(np.arange(5, dtype="float32"), b)
+    np.testing.assert_array_equal(b[::2], np.arange(5))
+
+
+@pytest.mark.parametrize("sched", ["split", "split_vec", "fuse", "compute_at", "tile",
+                                   "parallel", "nparts"])
+def test_guarded_schedules_are_not_refused(sched):
+    """Schedules whose loops overrun the shape but guard the overrun need no precondition
+    that fails: they run on sizes that the factors do not divide, under guard pages."""
+    n, m = te.var("n"), te.var("m")
+    A = te.placeholder((n, m), name="A")
+    P = te.compute((n, m), lambda i, j: A[i, j] * 2.0, name="P")
+    C = te.compute((n, m), lambda i, j: P[i, j] + te.if_then_else(j >= 1, A[i, j - 1], 0.0),
+                   name="C")
+    s = te.create_schedule(C.op)
+    i, j = C.op.axis
+    if sched == "split":
+        s[C].split(j, factor=8)
+    elif sched == "split_vec":
+        _, ji = s[C].split(j, factor=8)
+        s[C].vectorize(ji)
+    elif sched == "fuse":
+        f = s[C].fuse(i, j)
+        s[C].split(f, factor=16)
+    elif sched == "compute_at":
+        jo, _ = s[C].split(j, factor=4)
+        s[P].compute_at(s[C], jo)
+    elif sched == "tile":
+        s[C].tile(i, j, 3, 5)
+    elif sched == "parallel":
+        io, _ = s[C].split(i, factor=2)
+        s[C].parallel(io)
+    else:
+        s[C].split(j, nparts=3)
+    f = te.build(s, [A, C])
+    for shape in [(7, 13), (1, 1), (5, 3)]:
+        a = guarded_array(np.random.rand(*shape).astype("float32"))
+        c = guarded_empty(shape)
+        f(a, c)
+        check_guards(c)
+        ref = a * 2
+        ref[:, 1:] += a[:, :-1]
+        np.testing.assert_allclose(c, ref, rtol=1e-6)
+
+
+def test_triangular_read_is_proved():
+    n = te.var("n")
+    A = te.placeholder((n,), name="A")
+    k = te.reduce_axis((0, n), name="k")
+    B = te.compute((n,), lambda i: te.sum(te.if_then_else(k <= i, A[i - k], 0.0), axis=k),
+                   name="B")
+    s = te.create_schedule(B.op)
+    assert not te.lower(s, [A, B]).preconditions
+    f = te.build(s, [A, B])
+    a = np.random.rand(9).astype("float32")
+    b = np.empty(9, "float32")
+    f(a, b)
+    np.testing.assert_allclose(b, np.cumsum(a), rtol=1e-5)
+
+
+def test_constant_shapes_need_no_call_time_check():
+    A = te.placeholder((64, 64), name="A")
+    B = te.compute((64, 64), lambda i, j: A[i, j] + A[j, i], name="B")
+    s = te.create_schedule(B.op)
+    xo, yo, xi, yi = s[B].tile(*B.op.axis, 16, 16)
+    s[B].vectorize(yi)
+    s[B].parallel(xo)
+    func = te.lower(s, [A, B])
+    assert not func.preconditions and not func.check_sites
+
+
+# --------------------------------------------------------------------------- kind 3
+
+def _gather(schedule=None):
+    n, m = te.var("n"), te.var("m")
+    A = te.placeholder((n,), name="A")
+    idx = te.placeholder((m,), name="Idx", dtype="int32")
+    B = te.compute((m,), lambda i: A[idx[i]], name="B")
+    s = te.create_schedule(B.op)
+    if schedule:
+        schedule(s, B)
+    return s, [A, idx, B]
+
+
+def test_gather_index_checked_in_the_kernel():
+    s, args = _gather()
+    f = te.build(s, args)
+    a = np.arange(10, dtype="float32")
+    b = np.empty(4, "float32")
+    f(a, np.array([3, 0, 9, 2], "int32"), b)
+    np.testing.assert_array_equal(b, [3, 0, 9, 2])
+    msg = (r"index 100000000 is out of bounds for dimension 0 of A with size 10 \(the read "
+           r"A\[Idx\[i\]\] while computing B\[2\]\); the index must be in \[0, 10\)")
+    with pytest.raises(IndexError, match=msg):
+        f(a, np.array([3, 0, 100000000, 2], "int32"), b)
+    with pytest.raises(IndexError, match=r"index -1 is out of bounds .* computing B\[0\]"):
+        f(a, np.array([-1, 0, 1, 2], "int32"), b)
+    with pytest.raises(IndexError, match=msg):
+        interpret(te.lower(s, args), a, np.array([3, 0, 100000000, 2], "int32"), b)
+
+
+def test_gather_checks_in_parallel_and_vectorized_loops():
+    def sched(s, B):
+        o, i = s[B].split(B.op.axis[0], factor=8)
+        s[B].parallel(o)
+        s[B].vectorize(i)
+    s, args = _gather(sched)
+    f = te.build(s, args)
+    a = np.random.rand(100).astype("float32")
+    idx = np.random.randint(0, 100, 1000).astype("int32")
+    b = guarded_empty(1000)
+    f(guarded_array(a), guarded_array(idx), b)
+    np.testing.assert_array_equal(b, a[idx])
+    idx[537] = 100
+    with pytest.raises(IndexError, match=r"index 100 is out of bounds for dimension 0 of A "
+                                         r"with size 100 .* B\[537\]"):
+        f(a, idx, b)
+
+
+def test_out_of_range_gather_never_touches_memory():
+    code = """
+        n, m = te.var("n"), te.var("m")
+        A = te.placeholder((n,), name="A")
+        idx = te.placeholder((m,), name="Idx", dtype="int64")
+        B = te.compute((m,), lambda i: A[idx[i]] * 2, name="B")
+        f = te.build(te.create_schedule(B.op), [A, idx, B])
+        for bad in (10, -1, 2**40, -2**62):
+            try:
+                f(guarded_array(np.ones(10, "float32")), guarded_array(np.array([1, bad])),
+                  guarded_empty(2))
+            except IndexError as e:
+                print("IndexError", bad)
+    """
+    rc, out = _in_subprocess(code)
+    assert rc == 0, out
+    for bad in (10, -1, 2**40, -2**62):
+        assert f"IndexError {bad}" in out
+
+
+def test_scatter_store_checked():
+    n, m = te.var("n"), te.var("m")
+    V = te.placeholder((m,), name="V")
+    idx = te.placeholder((m,), name="Idx", dtype="int32")
+
+    def body(ins, outs):
+        ib = te.tir.ir_builder.create()
+        v, ix, o = ib.buffer_ptr(ins[0]), ib.buffer_ptr(ins[1]), ib.buffer_ptr(outs[0])
+        with ib.for_range(0, m, name="i") as i:
+            o[ix[i]] = v[i]
+        return ib.get()
+    O = te.extern((n,), [V, idx], body, name="O")
+    f = te.build(te.create_schedule(O.op), [V, idx, O])
+    o = np.zeros(5, "float32")
+    f(np.array([1, 2], "float32"), np.array([4, 0], "int32"), o)
+    np.testing.assert_array_equal(o, [2, 0, 0, 0, 1])
+    with pytest.raises(IndexError, match=r"index 5 is out of bounds for dimension 0 of O with "
+                                         r"size 5 \(the write O\[Idx\[i\]\]"):
+        f(np.array([1, 2], "float32"), np.array([4, 5], "int32"), o)
+
+
+def test_guarded_gather_needs_no_kernel_check():
+    """A gather whose index is tested in the expression is proved: no check in the kernel."""
+    n, m = te.var("n"), te.var("m")
+    A = te.placeholder((n,), name="A")
+    idx = te.placeholder((m,), name="Idx", dtype="int32")
+    B = te.compute((m,), lambda i: te.if_then_else(te.all(idx[i] >= 0, idx[i] < n),
+                                                   A[idx[i]], -1.0), name="B")
+    s = te.create_schedule(B.op)
+    assert not te.lower(s, [A, idx, B]).check_sites
+    f = te.build(s, [A, idx, B])
+    b = np.empty(3, "float32")
+    f(np.arange(4, dtype="float32"), np.array([2, 7, -3], "int32"), b)
+    np.testing.assert_array_equal(b, [2, -1, -1])
+
+
+def test_small_index_dtype_proved_in_range():
+    A = te.placeholder((256,), name="A")
+    m = te.var("m")
+    idx = te.placeholder((m,), name="Idx", dtype="uint8")
+    B = te.compute((m,), lambda i: A[idx[i]], name="B")
+    s = te.create_schedule(B.op)
+    assert not te.lower(s, [A, idx, B]).check_sites
+
+
+def test_pragma_turns_the_kernel_check_off():
+    def sched(s, B):
+        s[B].pragma(B.op.axis[0], "no_bound_check")
+    s, args = _gather(sched)
+    func = te.lower(s, args)
+    assert not func.check_sites and func.index_error is None
+    f = te.build(s, args)
+    b = np.empty(3, "float32")
+    f(np.arange(5, dtype="float32"), np.array([4, 1, 0], "int32"), b)
+    np.testing.assert_array_equal(b, [4, 1, 0])
+
+
+# --------------------------------------------------------------------------- kind 4
+
+def test_shift_tail_smaller_than_factor_is_refused():
+    code = """
+        n = te.var("n")
+        A = te.placeholder((n,), name="A")
+        B = te.compute((n,), lambda i: A[i] + 1, name="B")
+        s = te.create_schedule(B.op)
+        s[B].split(B.op.axis[0], factor=32, tail="shift")
+        f = te.build(s, [A, B])
+        for size in (10, 31, 32, 45, 100):
+            a = guarded_array(np.arange(size, dtype="float32"), at="start")
+            b = guarded_empty(size, at="start")
+            try:
+                f(a, b)
+                print(size, "ok", bool((b == a + 1).all()))
+            except Exception as e:
+                print(size, type(e).__name__, e)
+    """
+    rc, out = _in_subprocess(code)
+    assert rc == 0, out
+    assert "10 ArgumentError" in out and "31 ArgumentError" in out
+    assert "ranges over [-22, 9]" in out
+    for size in (32, 45, 100):
+        assert f"{size} ok True" in out
