@@ -119,8 +119,9 @@ expressions (``te.max(a, b)``). Floats propagate NaN, as numpy's ``np.maximum`` 
 PyTorch's ``torch.maximum`` / ``torch.amax``: the result is NaN if any operand is NaN, wherever
 it is, on every backend (CPU, GPU, interpreter). ``te.max(a, b)`` returns ``b`` when the two
 are equal, so ``te.max(-0.0, 0.0)`` is ``0.0`` and ``te.max(0.0, -0.0)`` is ``-0.0``, as
-``np.maximum``; the sign of a zero maximum of a reduction is unspecified. The identity (the
-result of an empty reduction) is ``-inf`` for floats and the smallest value for integers."""
+``np.maximum`` on float32 and float64 (float16 too, where numpy returns ``a``); the sign of
+a zero maximum of a reduction is unspecified. The identity (the result of an empty
+reduction) is ``-inf`` for floats and the smallest value for integers."""
 min.__doc__ = """The smallest value over ``axis`` (``te.min(expr, axis=k)``), or the smaller of
 two expressions (``te.min(a, b)``). Floats propagate NaN, as numpy's ``np.minimum`` /
 ``np.min`` and PyTorch's ``torch.minimum`` / ``torch.amin``: the result is NaN if any operand
@@ -131,12 +132,14 @@ prod = comm_reducer(lambda x, y: x * y, lambda t: const(1, t), name="prod")
 
 
 def min_value(dtype) -> Expr:
-    """The smallest value of ``dtype`` (the identity of ``max``)."""
+    """The lowest finite value of ``dtype``, as TVM's (``te.max`` starts integer reductions
+    from it, float ones from -inf)."""
     dtype = dtypes.canonical(dtype)
     return const(dtypes.min_value(dtype), dtype)
 
 
 def max_value(dtype) -> Expr:
-    """The largest value of ``dtype`` (the identity of ``min``)."""
+    """The largest finite value of ``dtype``, as TVM's (``te.min`` starts integer reductions
+    from it, float ones from inf)."""
     dtype = dtypes.canonical(dtype)
     return const(dtypes.max_value(dtype), dtype)
