@@ -399,3 +399,16 @@ def test_std_and_var_of_a_single_element_match_pytorch(shape):
             results.append((_numpy(out), _numpy(x.grad)))
         _same(results[0][0], results[1][0])
         _same(results[0][1], results[1][1])
+
+
+def test_the_gpu_kernels_follow_the_same_edge_cases():
+    """The same declarations on the GPU (numba's simulator in CI): the edge cases above."""
+    a = [2.0, INF, -5.0, 1.0, 7.5, 0.0, NAN, -0.0, 1.5]
+    b = [-INF, 2.0, 5.0, 0.0, 2.5, -0.0, 1.0, -1.5, NAN]
+    for name in ("floor_divide", "remainder", "fmod", "atan2"):
+        got = getattr(nn, name)(nn.tensor(a, device="cuda"), nn.tensor(b, device="cuda"))
+        _same(got.cpu().numpy(), _numpy(getattr(torch, name)(torch.tensor(a),
+                                                             torch.tensor(b))))
+    _same((-nn.tensor(a, device="cuda")).cpu().numpy(), _numpy(-torch.tensor(a)))
+    _same(nn.clamp(nn.tensor(a, device="cuda"), min=nn.tensor(b, device="cuda")).cpu().numpy(),
+          _numpy(torch.clamp(torch.tensor(a), min=torch.tensor(b))))
