@@ -128,11 +128,12 @@ class Module:
         return (*cargs[:k], ctypes.addressof(record), *cargs[k:]), record
 
     def _call_checked(self, cargs):
+        from schedule.bound_checks import ERROR_SLOTS
         full, record = self._with_record(cargs)
         status = self._cfunc(*full)
         if status:
             self._raise_status(status, full)
-        if record[0] >= 0:
+        if record[0] >= 0 or record[ERROR_SLOTS - 1]:
             self._raise_index_error(record, cargs)
 
     def _raise_index_error(self, record, cargs):

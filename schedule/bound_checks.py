@@ -21,12 +21,14 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 
-from te.expr import (And, Call, Expr, IntImm, Not, Or, Select, Var, cast, const as te_const)
+from te.expr import (GT, NE, And, Call, Expr, IntImm, Max, Not, Or, Select, Var, cast,
+                     const as te_const)
 from te.functor import _fields, free_vars
 
 from . import access_bounds as ab
-from .ir import (Allocate, Buffer, BufferLoad, BufferStore, Evaluate, For, IfThenElse, LetStmt,
-                 SeqStmt, Stmt, seq)
+from .functor import IRMutator
+from .ir import (Allocate, Buffer, BufferLoad, BufferStore, Evaluate, For, ForKind, IfThenElse,
+                 LetStmt, SeqStmt, Stmt, seq)
 
 class ArgumentError(TypeError):
     """A built function was called with an argument that does not match its declaration
@@ -34,7 +36,8 @@ class ArgumentError(TypeError):
 
 
 NO_CHECK_PRAGMA = "no_bound_check"
-ERROR_SLOTS = 8        # site, index value, then up to six position indices
+ERROR_SLOTS = 8        # site, index value, up to five position indices, the failure flag
+FLAG_SLOT = ERROR_SLOTS - 1
 
 
 @dataclass(frozen=True, eq=False)
@@ -66,6 +69,10 @@ class CheckSite:
     write: bool
 
     def message(self, func_name, record, size) -> str:
+        if record[0] < 0:           # the flag without a record: should not happen
+            return (f"{func_name}: an index read from data is out of bounds (the "
+                    f"{'write' if self.write else 'read'} {self.access} or another checked "
+                    "access)")
         """The IndexError text for a failed check, from the kernel's error record."""
         what = "write" if self.write else "read"
         at = ""
@@ -76,8 +83,11 @@ class CheckSite:
                 f"must be in [0, {size})")
 
 
-def insert_bound_checks(func, shape_vars=None):
-    """``func`` with ``preconditions`` and ``check_sites`` set, and its body checked."""
+def insert_bound_checks(func, fast=True):
+    """``func`` with ``preconditions`` and ``check_sites`` set, and its body checked.
+
+    ``fast``: run a branch-free twin of the body first and the checked body only when an index
+    failed (the CPU); without it (the GPU) the checked body runs alone."""
     params = set(p for p in func.params if isinstance(p, Var))
     nonneg = set()
     for p in func.params:
@@ -87,6 +97,13 @@ def insert_bound_checks(func, shape_vars=None):
     params |= nonneg
     w = _Walker(params, nonneg)
     body = w.stmt(func.body)
+    if w.sites and fast:
+        # run the branch-free body; only when its flag says an index failed, run the
+        # checked body, which records which index, where
+        flag = BufferLoad(w.error_marker, (te_const(FLAG_SLOT),), "int64")
+        fb = _FastBody(w.fast, w.error_marker)
+        body = seq(fb.scope(fb.visit(body)),
+                   IfThenElse(NE(flag, te_const(0, "int64"), "bool"), body))
     pre = _dedupe(w.preconditions)
     out = dataclasses.replace(func, body=body, preconditions=tuple(pre),
                               check_sites=tuple(w.sites))
@@ -117,6 +134,8 @@ class _Walker:
         self.preconditions = []
         self.sites = []
         self.error_marker = Buffer("tw_index_error", (te_const(ERROR_SLOTS),), "int64")
+        self.in_vector = 0
+        self.fast = {}              # checked statement -> its branch-free twin
 
     def norm(self):
         return ab.Normalizer(dict(self.lets))
@@ -133,7 +152,10 @@ class _Walker:
             off = any(k == NO_CHECK_PRAGMA for k, _ in s.annotations if isinstance(k, str)) \
                 if s.annotations else False
             self.unchecked += off
+            vec = s.kind == ForKind.VECTORIZED
+            self.in_vector += vec
             body = self.stmt(s.body)
+            self.in_vector -= vec
             self.unchecked -= off
             del self.loops[s.loop_var]
             out = s if body is s.body else dataclasses.replace(s, body=body)
@@ -159,7 +181,7 @@ class _Walker:
             return s if body is s.body else dataclasses.replace(s, body=body)
         if isinstance(s, BufferStore):
             checks = self._exprs_checks([s.value], s)
-            checks += self._access(s.buffer, s.indices, [], s, write=True)
+            checks += self._access(s.buffer, s.indices, [], s, write=True, node=s)
             for i in s.indices:
                 checks += self._exprs_checks([i], s)
             return self._wrap(s, checks)
@@ -202,7 +224,7 @@ class _Walker:
         if isinstance(e, BufferLoad):
             for i in e.indices:
                 self._expr(i, conds, checks, owner)
-            checks += self._access(e.buffer, e.indices, conds, owner, write=False)
+            checks += self._access(e.buffer, e.indices, conds, owner, write=False, node=e)
             return
         if isinstance(e, Select) or (isinstance(e, Call) and e.op == "if_then_else"):
             c, t, f = (e.condition, e.true_value, e.false_value) if isinstance(e, Select) \
@@ -245,7 +267,7 @@ class _Walker:
             self.facts = saved
 
     # ------------------------------------------------------------------ one access
-    def _access(self, buf, indices, conds, owner, write):
+    def _access(self, buf, indices, conds, owner, write, node=None):
         """In-kernel checks (conditions) for the dimensions of one access; preconditions
         and proofs are recorded on the way."""
         if buf is self.error_marker or not indices:
@@ -284,7 +306,7 @@ class _Walker:
                 continue
             if sp is None and not data and lo and hi:
                 continue                        # cannot happen for parameter buffers
-            out.append(self._site(buf, d, index, size, indices, conds, owner, write))
+            out.append(self._site(buf, d, index, size, indices, conds, owner, write, node))
         return out
 
     def _proved(self, lo, hi, size, extents):
@@ -298,10 +320,10 @@ class _Walker:
         return any(nonneg(c) for c in lo) and \
             any(nonneg(ab.sub(ab.add(size, ab.const(-1)), c)) for c in hi)
 
-    def _site(self, buf, d, index, size, indices, conds, owner, write):
+    def _site(self, buf, d, index, size, indices, conds, owner, write, node):
         k = len(self.sites)
         pos = owner.indices if isinstance(owner, BufferStore) else ()
-        pos = tuple(pos[:ERROR_SLOTS - 2])
+        pos = tuple(pos[:ERROR_SLOTS - 3])
         where = f"{owner.buffer.name}[{', '.join(str(i) for i in owner.indices)}]" \
             if isinstance(owner, BufferStore) else ""
         self.sites.append(CheckSite(buf.name, d, _access_text(buf, indices), str(index), size,
@@ -320,18 +342,146 @@ class _Walker:
             record.append(BufferStore(self.error_marker,
                                       p if p.dtype == "int64" else cast("int64", p),
                                       (te_const(2 + j),)))
-        return guard, seq(*record)
+        return _Check(guard, seq(*record), node, d, ok, index, size)
 
     def _wrap(self, s, checks):
+        """The checked statement: it runs only when every index is in range, else records
+        the failure. Outside vectorized loops, the fast body gets a branch-free twin (safe
+        indices, a failure flag) that LLVM can vectorize."""
         if not checks:
             return s
-        cond = checks[0][0]
-        for c, _ in checks[1:]:
-            cond = And(cond, c, "bool")
+        cond = checks[0].guard
+        for c in checks[1:]:
+            cond = And(cond, c.guard, "bool")
         if len(checks) == 1:
-            return IfThenElse(cond, s, checks[0][1])
-        errors = [IfThenElse(Not(c, "bool"), rec) for c, rec in checks]
-        return IfThenElse(cond, s, seq(*errors))
+            out = IfThenElse(cond, s, checks[0].record)
+        else:
+            errors = [IfThenElse(Not(c.guard, "bool"), c.record) for c in checks]
+            out = IfThenElse(cond, s, seq(*errors))
+        if not self.in_vector:
+            self.fast[out] = _fast_twin(s, checks, cond, self.error_marker)
+        return out
+
+
+@dataclass(frozen=True, eq=False)
+class _Check:
+    guard: Expr                 # true when the access may run (in range, or not evaluated)
+    record: Stmt                # what the checked body stores on failure
+    node: object                # the BufferLoad / BufferStore
+    dim: int
+    ok: Expr                    # 0 <= index < size (int64)
+    index: Expr
+    size: Expr
+
+
+def _fast_twin(s, checks, cond, err):
+    """``s`` with each checked index replaced by ``select(ok, index, 0)`` (an address in the
+    buffer), under ``size > 0`` for buffers that may be empty, and the failure flag raised
+    when ``cond`` fails: no branch on the data, so the loop still vectorizes."""
+    safe = {}
+    sizes = []
+    for c in checks:
+        zero = te_const(0, c.index.dtype)
+        safe.setdefault(c.node, {})[c.dim] = Select(c.ok, c.index, zero, c.index.dtype)
+        if not (isinstance(c.size, IntImm) and c.size.value > 0) and \
+                all(c.size is not x for x in sizes):
+            sizes.append(c.size)
+    body = _SafeIndices(safe).visit(s)
+    flag = BufferLoad(_FLAG, (te_const(0),), "int32")
+    failed = Select(cond, te_const(0, "int32"), te_const(1, "int32"), "int32")
+    update = BufferStore(_FLAG, Max(flag, failed, "int32"), (te_const(0),))
+    if sizes:
+        nonempty = GT(sizes[0], te_const(0, sizes[0].dtype), "bool")
+        for z in sizes[1:]:
+            nonempty = And(nonempty, GT(z, te_const(0, z.dtype), "bool"), "bool")
+        body = IfThenElse(nonempty, body)
+    return seq(update, body)
+
+
+class _SafeIndices(IRMutator):
+    """The statement's own accesses in ``safe`` ({node: {dim: index}}) get those indices;
+    nested statements are left alone (they carry checks of their own)."""
+
+    def __init__(self, safe):
+        self.safe = safe
+        self.top = True
+
+    def visit(self, node):
+        if isinstance(node, Stmt):
+            if not self.top:
+                return node
+            self.top = False
+        return super().visit(node)
+
+    def visit_BufferLoad(self, node):
+        new = self.generic_visit(node)
+        dims = self.safe.get(node)
+        if dims is None:
+            return new
+        idx = tuple(dims.get(d, i) for d, i in enumerate(new.indices))
+        return BufferLoad(new.buffer, idx, new.dtype)
+
+    def visit_BufferStore(self, node):
+        new = self.generic_visit(node)
+        dims = self.safe.get(node)
+        if dims is None:
+            return new
+        idx = tuple(dims.get(d, i) for d, i in enumerate(new.indices))
+        return BufferStore(new.buffer, new.value, idx)
+
+
+_FLAG = Buffer("tw_failed", (te_const(1),), "int32", "local")
+
+
+class _FastBody(IRMutator):
+    """The body with each checked statement replaced by its branch-free twin. The twins
+    raise a flag that is local to each thread (a register once LLVM promotes it: a max
+    reduction that vectorizes), one per parallel or thread loop and one for the function;
+    each scope ends with ``if flag: error[FLAG_SLOT] = 1``, a store that only ever writes 1,
+    so threads cannot lose each other's failures."""
+
+    def __init__(self, fast, err):
+        self.fast = fast
+        self.err = err
+        self.count = 0
+
+    def visit_IfThenElse(self, node):
+        twin = self.fast.get(node)
+        if twin is not None:
+            return self.visit(twin)
+        return self.generic_visit(node)
+
+    def visit_For(self, node):
+        new = self.generic_visit(node)
+        if node.kind in (ForKind.PARALLEL, ForKind.THREAD_BINDING):
+            body = self.scope(new.body)
+            if body is not new.body:
+                new = dataclasses.replace(new, body=body)
+        return new
+
+    def scope(self, body):
+        """``body`` with its flag allocated, cleared first and reported last."""
+        from .analysis import uses
+        from .functor import replace_buffers
+        if not _uses_buffer(body, _FLAG):
+            return body
+        self.count += 1
+        mine = Buffer(f"tw_failed_{self.count}", (te_const(1),), "int32", "local")
+        body = replace_buffers(body, {_FLAG: mine})
+        flag = BufferLoad(mine, (te_const(0),), "int32")
+        report = IfThenElse(NE(flag, te_const(0, "int32"), "bool"),
+                            BufferStore(self.err, te_const(1, "int64"), (te_const(FLAG_SLOT),)))
+        del uses
+        return Allocate(mine, seq(BufferStore(mine, te_const(0, "int32"), (te_const(0),)),
+                                  body, report))
+
+
+def _uses_buffer(node, buf):
+    from .functor import post_order_visit
+    found = []
+    post_order_visit(node, lambda n: found.append(1)
+                     if isinstance(n, (BufferLoad, BufferStore)) and n.buffer is buf else None)
+    return bool(found)
 
 
 def _flat_size(buf):

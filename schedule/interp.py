@@ -323,7 +323,8 @@ def run(func: PrimFunc, *args, **scalars):
     record = None
     if func.index_error is not None:       # the in-kernel index checks' error record
         from .bound_checks import ERROR_SLOTS
-        record = np.full(ERROR_SLOTS, -1, np.int64)
+        record = np.zeros(ERROR_SLOTS, np.int64)
+        record[0] = -1
         params.append(func.index_error)
         arrays.append(record)
     for p, a in zip(params, arrays):
@@ -341,7 +342,7 @@ def run(func: PrimFunc, *args, **scalars):
     compiled = _Compiler(buffers).stmt(func.body)
     with np.errstate(all="ignore"):
         compiled(env)
-    if record is not None and record[0] >= 0:
+    if record is not None and (record[0] >= 0 or record[-1]):
         from .bound_checks import site_size
         site = func.check_sites[int(record[0])]
         names = list(env)

@@ -3,6 +3,7 @@
     bodies = inline_bodies(sch)            # compute_inline
     bounds = infer_bound(sch, bodies)      # ranges of every IterVar
     func   = schedule_ops(...)             # stages -> loop nest
+    func   = insert_bound_checks(func)     # every access proved, checked per call or in the kernel
     for p in PASSES: func.body = p(func.body)
 
 ``PASSES`` is a plain tuple that users may extend. With ``TW_DEBUG=2`` (or ``debug=True``) the IR
@@ -67,7 +68,9 @@ def lower(sch, args, name="main", simple_mode=None, binds=None, debug=None, pass
         raise ScheduleError(f"te.lower/te.build: name must be a non-empty string, got {name!r}")
     bodies = inline_bodies(sch)
     bounds = infer_bound(sch, bodies)
-    func = insert_bound_checks(schedule_ops(sch, bounds, bodies, list(args), name))
+    func = schedule_ops(sch, bounds, bodies, list(args), name)
+    if config.BOUND_CHECKS:
+        func = insert_bound_checks(func, fast=passes is not GPU_PASSES)
     show = config.DEBUG >= 2 if debug is None else debug
     if config.VERIFY:
         from .verify import verify
