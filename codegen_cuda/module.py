@@ -197,15 +197,32 @@ class CudaModule:
             else:
                 d = obj.reshape(obj.size) if obj.ndim != 1 else obj
             dev_args.append(d)
+        record = None
+        if self._sig.index_error is not None:      # the in-kernel index checks' record
+            from schedule.bound_checks import ERROR_SLOTS
+            init = np.zeros(ERROR_SLOTS, np.int64)
+            init[0] = -1
+            record = cuda.to_device(init)
+            dev_args.append(record)
+        self._record = record
+        self._scalars = list(cargs[n_buf:])
         return dev_args + list(cargs[n_buf:]), copy_back
 
     def __call__(self, *args):
         from numba import cuda
         dev_args, copy_back = self._device_args(args)
+        record, scalars = self._record, self._scalars
         self._host(*dev_args)
         for d, host in copy_back:
             host.reshape(-1)[...] = d.copy_to_host()
         cuda.synchronize()
+        if record is not None:
+            rec = record.copy_to_host()
+            if rec[0] >= 0 or rec[-1]:
+                from schedule.bound_checks import site_size
+                site = self.lowered.check_sites[int(rec[0])]
+                raise IndexError(site.message(self.name, rec, site_size(
+                    site, self._sig.pre_names, [int(v) for v in scalars])))
 
     def get_source(self, fmt="cuda"):
         """'cuda': the numba.cuda kernels and host code; 'ptx': PTX (needs NVVM); 'ir'."""

@@ -372,3 +372,34 @@ def test_shift_tail_smaller_than_factor_is_refused():
     assert "ranges over [-22, 9]" in out
     for size in (32, 45, 100):
         assert f"{size} ok True" in out
+
+
+def test_gpu_gather_checked_on_the_simulator():
+    """The same checks on the GPU backend (numba's simulator in CI)."""
+    n, m = te.var("n"), te.var("m")
+    A = te.placeholder((n,), name="A")
+    idx = te.placeholder((m,), name="Idx", dtype="int32")
+    B = te.compute((m,), lambda i: A[idx[i]], name="B")
+    s = te.create_schedule(B.op)
+    bx, tx = s[B].split(B.op.axis[0], factor=32)
+    s[B].bind(bx, te.thread_axis("blockIdx.x"))
+    s[B].bind(tx, te.thread_axis("threadIdx.x"))
+    f = te.build(s, [A, idx, B], target="cuda")
+    a = np.arange(10, dtype="float32")
+    b = np.zeros(40, "float32")
+    ix = np.random.randint(0, 10, 40).astype("int32")
+    f(a, ix, b)
+    np.testing.assert_array_equal(b, a[ix])
+    ix[33] = 12
+    with pytest.raises(IndexError, match=r"index 12 is out of bounds for dimension 0 of A with "
+                                         r"size 10 .* computing B\[33\]"):
+        f(a, ix, b)
+    S = te.compute((m,), lambda i: A[i + 1], name="S")
+    s2 = te.create_schedule(S.op)
+    bx, tx = s2[S].split(S.op.axis[0], factor=32)
+    s2[S].bind(bx, te.thread_axis("blockIdx.x"))
+    s2[S].bind(tx, te.thread_axis("threadIdx.x"))
+    g = te.build(s2, [A, S], target="cuda")
+    with pytest.raises(ArgumentError, match=r"reads A\[.*\], whose index .* ranges over "
+                                            r"\[1, 10\], but that dimension has size 10"):
+        g(a, np.zeros(10, "float32"))
