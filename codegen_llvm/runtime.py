@@ -285,6 +285,7 @@ class _Param:
         self.expr_dims = [(d, dim) for d, dim in enumerate(buf.shape)
                           if not isinstance(dim, (IntImm, Var))]
         self.width_check = _needs_width_check(buf)
+        self.expr_eval = None           # the expressions' evaluators, made on first use
 
 
 class Signature:
@@ -414,20 +415,49 @@ class Signature:
     def _check_expr_dims(self, spec, shape, env):
         """Dimensions given by expressions of size variables (``n + 1``), once every
         variable is bound, whatever the argument order."""
-        from schedule.simplify import simplify
-        from te.expr import const
-        from te.functor import free_vars, substitute
-        vmap = {v: const(x, v.dtype) for v, x in env.items()}
-        for d, dim in spec.expr_dims:
-            val = simplify(substitute(dim, vmap))
-            if not isinstance(val, IntImm):
+        from te.functor import free_vars
+        if spec.expr_eval is None:
+            spec.expr_eval = [_dim_evaluator(dim) for _, dim in spec.expr_dims]
+        for (d, dim), value in zip(spec.expr_dims, spec.expr_eval):
+            try:
+                val = value(env)
+            except KeyError:
                 missing = [v.name for v in free_vars(dim) if v not in env]
                 raise ArgumentError(f"argument {spec.name}: dimension {d} is {dim}, but "
                                     f"{', '.join(missing)} is not given by any argument's "
-                                    "shape; pass it as a scalar argument")
-            if val.value != shape[d]:
+                                    "shape; pass it as a scalar argument") from None
+            if val != shape[d]:
                 raise ArgumentError(f"argument {spec.name}: dimension {d} must be {dim} = "
-                                    f"{val.value}, got shape {tuple(shape)}")
+                                    f"{val}, got shape {tuple(shape)}")
+
+
+def _dim_evaluator(dim):
+    """A function of the bound sizes ({Var: int}) that computes shape expression ``dim``."""
+    from schedule import access_bounds as ab
+    from schedule.simplify import simplify
+    from te.expr import const
+    from te.functor import substitute
+    poly = ab.Normalizer()(dim)
+    names = {}
+
+    def name(v):
+        return names.setdefault(v, f"V{len(names)}")
+    try:
+        src = ab.py_source(poly, lambda v: f"env[{name(v)}]")
+    except (TypeError, IndexError):
+        src = None
+    atoms = [a for m in poly for a in m]
+    if src is None or any(a[0] not in ("var", "floordiv", "floormod", "min", "max")
+                          for a in atoms):
+        def slow(env):                  # an expression the evaluator does not know
+            for v in __import__("te").functor.free_vars(dim):
+                env[v]                  # KeyError for an unbound variable
+            val = simplify(substitute(dim, {v: const(x, v.dtype) for v, x in env.items()}))
+            return val.value
+        return slow
+    g = {n: v for v, n in names.items()}
+    g.update(_fdiv=lambda a, b: a // b, _fmod=lambda a, b: a % b)
+    return eval("lambda env: " + src, g)
 
 
 def fast_converter(sig: Signature):
