@@ -334,8 +334,8 @@ class _Walker:
         sz = size if size.dtype == "int64" else cast("int64", size)
         ok = And(_ge(idx, 0), _lt(idx, sz), "bool")
         guard = ok
-        for c in reversed(conds):
-            guard = Or(Not(c, "bool"), guard, "bool")
+        for c in reversed(conds):       # lazily: the index may only be readable under c
+            guard = Call("if_then_else", (c, guard, te_const(True, "bool")), "bool")
         record = [BufferStore(self.error_marker, te_const(k, "int64"), (te_const(0),)),
                   BufferStore(self.error_marker, idx, (te_const(1),))]
         for j, p in enumerate(pos):
@@ -350,14 +350,19 @@ class _Walker:
         indices, a failure flag) that LLVM can vectorize."""
         if not checks:
             return s
-        cond = checks[0].guard
-        for c in checks[1:]:
-            cond = And(cond, c.guard, "bool")
+        # lazily, in order: an inner index (Idx[i] of A[Idx[J[i]]]) is checked before the
+        # outer one reads through it
+        cond = checks[-1].guard
+        for c in reversed(checks[:-1]):
+            cond = Call("if_then_else", (c.guard, cond, te_const(False, "bool")), "bool")
         if len(checks) == 1:
             out = IfThenElse(cond, s, checks[0].record)
         else:
-            errors = [IfThenElse(Not(c.guard, "bool"), c.record) for c in checks]
-            out = IfThenElse(cond, s, seq(*errors))
+            # the first failing check is recorded; later ones may read through it
+            chain = IfThenElse(Not(checks[-1].guard, "bool"), checks[-1].record)
+            for c in reversed(checks[:-1]):
+                chain = IfThenElse(Not(c.guard, "bool"), c.record, chain)
+            out = IfThenElse(cond, s, chain)
         if not self.in_vector:
             self.fast[out] = _fast_twin(s, checks, cond, self.error_marker)
         return out
@@ -381,8 +386,7 @@ def _fast_twin(s, checks, cond, err):
     safe = {}
     sizes = []
     for c in checks:
-        zero = te_const(0, c.index.dtype)
-        safe.setdefault(c.node, {})[c.dim] = Select(c.ok, c.index, zero, c.index.dtype)
+        safe.setdefault(c.node, {})[c.dim] = c.size
         if not (isinstance(c.size, IntImm) and c.size.value > 0) and \
                 all(c.size is not x for x in sizes):
             sizes.append(c.size)
@@ -413,21 +417,29 @@ class _SafeIndices(IRMutator):
             self.top = False
         return super().visit(node)
 
-    def visit_BufferLoad(self, node):
-        new = self.generic_visit(node)
+    def _indices(self, node, new):
         dims = self.safe.get(node)
         if dims is None:
-            return new
-        idx = tuple(dims.get(d, i) for d, i in enumerate(new.indices))
-        return BufferLoad(new.buffer, idx, new.dtype)
+            return None
+        out = []
+        for d, i in enumerate(new.indices):       # the index with its own loads made safe
+            if d in dims:
+                i64 = i if i.dtype == "int64" else cast("int64", i)
+                size = dims[d] if dims[d].dtype == "int64" else cast("int64", dims[d])
+                ok = And(_ge(i64, 0), _lt(i64, size), "bool")
+                i = Select(ok, i, te_const(0, i.dtype), i.dtype)
+            out.append(i)
+        return tuple(out)
+
+    def visit_BufferLoad(self, node):
+        new = self.generic_visit(node)
+        idx = self._indices(node, new)
+        return new if idx is None else BufferLoad(new.buffer, idx, new.dtype)
 
     def visit_BufferStore(self, node):
         new = self.generic_visit(node)
-        dims = self.safe.get(node)
-        if dims is None:
-            return new
-        idx = tuple(dims.get(d, i) for d, i in enumerate(new.indices))
-        return BufferStore(new.buffer, new.value, idx)
+        idx = self._indices(node, new)
+        return new if idx is None else BufferStore(new.buffer, new.value, idx)
 
 
 _FLAG = Buffer("tw_failed", (te_const(1),), "int32", "local")

@@ -403,3 +403,61 @@ def test_gpu_gather_checked_on_the_simulator():
     with pytest.raises(ArgumentError, match=r"reads A\[.*\], whose index .* ranges over "
                                             r"\[1, 10\], but that dimension has size 10"):
         g(a, np.zeros(10, "float32"))
+
+
+def test_guarded_gather_check_reads_nothing_outside():
+    """The index check of a gather under if_then_else is evaluated under the same condition
+    (it read I[n] for the last i: found by the fuzzer)."""
+    code = """
+        from schedule.interp import run
+        n = te.var("n")
+        I = te.placeholder((n,), "int32", name="I")
+        X = te.placeholder((8,), "float32", name="X")
+        C = te.compute((n,), lambda i: X[I[i]], name="C")
+        B = te.compute((n,), lambda i: te.if_then_else(i + 1 < n, C[i + 1], 0.0), name="B")
+        s = te.create_schedule(B.op)
+        s[C].compute_inline()
+        f = te.build(s, [I, X, B])
+        x = guarded_array(np.arange(8, dtype="float32"))
+        b = guarded_empty(4)
+        f(guarded_array(np.array([1, 2, 3, 4], "int32")), x, b)
+        print(b.tolist())
+        b2 = np.zeros(4, "float32")
+        run(te.lower(s, [I, X, B]), np.array([1, 2, 3, 4], "int32"), np.arange(8, dtype="float32"), b2)
+        print(b2.tolist())
+        try:
+            f(guarded_array(np.array([1, 2, 3, 9], "int32")), x, b)
+        except IndexError as e:
+            print("IndexError", e)
+    """
+    rc, out = _in_subprocess(code)
+    assert rc == 0, out
+    assert out.count("[2.0, 3.0, 4.0, 0.0]") == 2, out
+    assert "IndexError default_function: index 9 is out of bounds for dimension 0 of X" in out
+
+
+def test_nested_gather_checks_inner_index_first():
+    code = """
+        n, m, k = te.var("n"), te.var("m"), te.var("k")
+        A = te.placeholder((n,), name="A")
+        I = te.placeholder((m,), "int32", name="I")
+        J = te.placeholder((k,), "int32", name="J")
+        B = te.compute((k,), lambda i: A[I[J[i]]], name="B")
+        f = te.build(te.create_schedule(B.op), [A, I, J, B])
+        a = guarded_array(np.arange(5, dtype="float32"))
+        for ii, jj in (([4, 3, 2], [0, 1, 2]), ([4, 3, 2], [0, -100000, 1]),
+                       ([4, 3, 2], [0, 2**30, 1]), ([4, 30, 2], [0, 1, 2])):
+            b = guarded_empty(3)
+            try:
+                f(a, guarded_array(np.array(ii, "int32")), guarded_array(np.array(jj, "int32")), b)
+                print("ok", b.tolist())
+            except IndexError as e:
+                print("IndexError", e)
+    """
+    rc, out = _in_subprocess(code)
+    assert rc == 0, out
+    assert "ok [4.0, 3.0, 2.0]" in out
+    assert "index -100000 is out of bounds for dimension 0 of I with size 3" in out
+    assert f"index {2**30} is out of bounds for dimension 0 of I with size 3" in out
+    assert "index 30 is out of bounds for dimension 0 of A with size 5 (the read A[I[J[i]]] " \
+        "while computing B[1])" in out
