@@ -732,6 +732,7 @@ def generate(seed: int) -> Case:
             Run it from the repository root: python <this file> (prints the outcome)."""
             import sys, os
             sys.path.insert(0, os.environ.get("TW_ROOT", "."))
+            os.environ.setdefault("TW_VERIFY", "1")     # IR checked between passes, as in CI
             ''')
         return Case(seed, header + source, prog.expect, features)
     raise RuntimeError(f"seed {seed}: no well-defined program in 50 draws")
