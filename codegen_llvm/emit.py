@@ -81,7 +81,6 @@ class _Ctx:
         self.status_ptr = None      # where an outlined loop reports an error (i32*)
 
 
-
 class Emitter:
     def __init__(self, module: ir.Module, parallel=True, mvec=""):
         self.module = module
@@ -260,6 +259,8 @@ class Emitter:
         return self.b.not_(self.expr(e.a))
 
     def e_Select(self, e):
+        # both sides are evaluated; a select that guards a read was made an if_then_else
+        # by schedule/bound_checks.py
         return self.b.select(self.expr(e.condition), self.expr(e.true_value),
                              self.expr(e.false_value))
 
@@ -427,13 +428,17 @@ class Emitter:
         cond = self.expr(e.args[0])
         if isinstance(cond.type, ir.VectorType):
             return self.b.select(cond, self.expr(e.args[1]), self.expr(e.args[2]))
+        return self._branch(cond, e.args[1], e.args[2])
+
+    def _branch(self, cond, true_value, false_value):
+        """``cond ? true_value : false_value``, evaluating only the chosen side."""
         b = self.b
         with b.if_else(cond) as (then, otherwise):
             with then:
-                tv = self.expr(e.args[1])
+                tv = self.expr(true_value)
                 tb = b.block
             with otherwise:
-                fv = self.expr(e.args[2])
+                fv = self.expr(false_value)
                 fb = b.block
         phi = b.phi(tv.type)
         phi.add_incoming(tv, tb)

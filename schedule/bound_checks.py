@@ -97,6 +97,10 @@ def insert_bound_checks(func, fast=True):
     params |= nonneg
     w = _Walker(params, nonneg)
     body = w.stmt(func.body)
+    if w.lazy:
+        lazy = _LazySelects(w.lazy)
+        body = lazy.visit(body)
+        w.fast = {lazy.visit(k): lazy.visit(v) for k, v in w.fast.items()}
     if w.sites and fast:
         # run the branch-free body; only when its flag says an index failed, run the
         # checked body, which records which index, where
@@ -136,6 +140,7 @@ class _Walker:
         self.error_marker = Buffer("tw_index_error", (te_const(ERROR_SLOTS),), "int64")
         self.in_vector = 0
         self.fast = {}              # checked statement -> its branch-free twin
+        self.lazy = set()           # Selects that guard a read: made if_then_else
 
     def norm(self):
         return ab.Normalizer(dict(self.lets))
@@ -230,6 +235,8 @@ class _Walker:
             c, t, f = (e.condition, e.true_value, e.false_value) if isinstance(e, Select) \
                 else e.args
             self._expr(c, conds, checks, owner)
+            if isinstance(e, Select) and self._needs_guard(t, f, owner):
+                self.lazy.add(e)            # evaluated eagerly, a side would read outside
             n = self.norm()
             self._guarded(t, conds + [c], ab.facts_of(c, n), checks, owner)
             self._guarded(f, conds + [Not(c, "bool")], ab.facts_of(c, n, negate=True), checks,
@@ -257,6 +264,18 @@ class _Walker:
                 for x in (v if isinstance(v, tuple) else (v,)):
                     if isinstance(x, Expr):
                         self._expr(x, conds, checks, owner)
+
+    def _needs_guard(self, t, f, owner):
+        """Whether a read in ``t`` or ``f`` is in bounds only under the select's condition."""
+        saved = (self.preconditions, self.sites, self.fast)
+        self.preconditions, self.sites, self.fast = [], [], {}
+        try:
+            scratch = []
+            for x in (t, f):
+                self._expr(x, [], scratch, owner)
+            return bool(scratch or self.preconditions)
+        finally:
+            self.preconditions, self.sites, self.fast = saved
 
     def _guarded(self, e, conds, facts, checks, owner):
         saved = self.facts
@@ -486,6 +505,32 @@ class _FastBody(IRMutator):
         del uses
         return Allocate(mine, seq(BufferStore(mine, te_const(0, "int32"), (te_const(0),)),
                                   body, report))
+
+
+class _LazySelects(IRMutator):
+    """``select(c, a, b)`` -> ``if_then_else(c, a, b)`` for the given Select nodes: both
+    evaluate to the same value, but if_then_else reads only the chosen side. Rebuilt
+    statements are remembered, so that the fast twins map to the rebuilt wrappers."""
+
+    def __init__(self, selects):
+        self.selects = selects
+        self.memo = {}
+
+    def visit(self, node):
+        key = id(node)
+        hit = self.memo.get(key)
+        if hit is not None and hit[0] is node:
+            return hit[1]
+        out = super().visit(node)
+        self.memo[key] = (node, out)
+        return out
+
+    def visit_Select(self, node):
+        new = self.generic_visit(node)
+        if node in self.selects:
+            return Call("if_then_else", (new.condition, new.true_value, new.false_value),
+                        node.dtype)
+        return new
 
 
 def _uses_buffer(node, buf):

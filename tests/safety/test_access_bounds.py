@@ -461,3 +461,23 @@ def test_nested_gather_checks_inner_index_first():
     assert f"index {2**30} is out of bounds for dimension 0 of I with size 3" in out
     assert "index 30 is out of bounds for dimension 0 of A with size 5 (the read A[I[J[i]]] " \
         "while computing B[1])" in out
+
+
+def test_select_reads_only_the_chosen_side():
+    """te.select guards a read as if_then_else does: the other side is not loaded (it read
+    A[-2] under a guard page)."""
+    code = """
+        n = te.var("n")
+        A = te.placeholder((n,), name="A")
+        Q = te.compute((n + 4,), lambda i: te.select(te.all(i >= 2, i < n + 2), A[i - 2], 0.0),
+                       name="Q")
+        f = te.build(te.create_schedule(Q.op), [A, Q])
+        for at in ("start", "end"):
+            a = guarded_array(np.arange(16, dtype="float32"), at=at)
+            q = guarded_empty(20)
+            f(a, q)
+            print(at, q.tolist() == [0, 0] + list(range(16)) + [0, 0])
+    """
+    rc, out = _in_subprocess(code)
+    assert rc == 0, out
+    assert "start True" in out and "end True" in out
