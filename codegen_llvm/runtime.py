@@ -447,7 +447,7 @@ def _dim_evaluator(dim):
     except (TypeError, IndexError):
         src = None
     atoms = [a for m in poly for a in m]
-    if src is None or any(a[0] not in ("var", "floordiv", "floormod", "min", "max")
+    if src is None or any(a[0] not in ("var", "floordiv", "floormod", "min", "max", "cast")
                           for a in atoms):
         def slow(env):                  # an expression the evaluator does not know
             for v in __import__("te").functor.free_vars(dim):
@@ -456,7 +456,7 @@ def _dim_evaluator(dim):
             return val.value
         return slow
     g = {n: v for v, n in names.items()}
-    g.update(_fdiv=lambda a, b: a // b, _fmod=lambda a, b: a % b)
+    g.update(ab.PY_HELPERS)
     return eval("lambda env: " + src, g)
 
 

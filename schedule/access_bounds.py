@@ -120,10 +120,16 @@ class Normalizer:
                 return self(e.value)                  # a widening cast keeps the value
             if dtypes.is_int(e.dtype) and dtypes.is_bool(e.value.dtype):
                 return atom(("data", ("bool", _key(e.value)), 0, 1))
+            if dtypes.is_int(e.dtype) and dtypes.is_int(e.value.dtype) and \
+                    not dtypes.is_signed(e.value.dtype) and \
+                    dtypes.bits(e.dtype) > dtypes.bits(e.value.dtype):
+                return self(e.value)                  # unsigned into a wider signed type
             if dtypes.is_int(e.dtype) and dtypes.is_int(e.value.dtype):
                 inner = self(e.value)
-                lo, hi = _dtype_range(e.dtype)
-                return atom(("data", ("cast", e.dtype, freeze(inner)), lo, hi))
+                v = const_value(inner)
+                if v is not None:
+                    return const(dtypes.wrap(v, e.dtype))
+                return atom(("cast", e.dtype, freeze(inner)))     # may wrap around
             return atom(("opaque", _key(e)))
         if isinstance(e, FloorDiv):
             return self._floordiv(self(e.a), self(e.b))
@@ -309,6 +315,8 @@ class Bounder:
             return self.is_nonneg(thaw(a[1])) or self.is_nonneg(thaw(a[2]))
         if kind == "data":
             return a[2] is not None and a[2] >= 0
+        if kind in ("cast", "castb"):
+            return not dtypes.is_signed(a[1])
         return False
 
     def sign(self, p):
@@ -335,8 +343,8 @@ class Bounder:
         elif kind in ("floordiv", "floormod", "min", "max"):
             self._loop_vars(thaw(a[1]), out)
             self._loop_vars(thaw(a[2]), out)
-        elif kind == "data" and a[1][0] == "cast":
-            self._loop_vars(thaw(a[1][2]), out)
+        elif kind in ("cast", "castb"):
+            self._loop_vars(thaw(a[-1]), out)
 
     def is_param_level(self, p) -> bool:
         """Only parameters (no loop variables, no data, nothing opaque)."""
@@ -352,6 +360,8 @@ class Bounder:
             return a[1] in self.params
         if kind in ("floordiv", "floormod", "min", "max"):
             return self.is_param_level(thaw(a[1])) and self.is_param_level(thaw(a[2]))
+        if kind in ("cast", "castb"):
+            return self.is_param_level(thaw(a[-1]))
         return False
 
     # --- bounds
@@ -452,6 +462,16 @@ class Bounder:
             return atom(a) if a[1] in self.params else None
         if kind == "opaque":
             return None
+        if kind in ("cast", "castb"):
+            # the value, when it fits the dtype; else anything in the dtype's range
+            lo, hi = _dtype_range(a[1])
+            b = self.best(thaw(a[-1]), side, depth + 1)
+            if b is None:
+                return const(lo if side < 0 else hi)
+            v = const_value(b)
+            if v is not None:
+                return const(v if lo <= v <= hi else (lo if side < 0 else hi))
+            return atom(("castb", a[1], side, freeze(b)))
         x, y = thaw(a[1]), thaw(a[2])
         if kind in ("min", "max"):
             bx, by = self.best(x, side, depth + 1), self.best(y, side, depth + 1)
@@ -570,6 +590,12 @@ def _atom_source(a, name):
     kind = a[0]
     if kind == "var":
         return name(a[1])
+    if kind == "cast":
+        return f"_wrap({py_source(thaw(a[2]), name)}, {dtypes.bits(a[1])}, " \
+            f"{dtypes.is_signed(a[1])})"
+    if kind == "castb":
+        lo, hi = _dtype_range(a[1])
+        return f"_clampb({py_source(thaw(a[3]), name)}, {lo}, {hi}, {a[2]})"
     x, y = py_source(thaw(a[1]), name), py_source(thaw(a[2]), name)
     if kind == "floordiv":
         return f"_fdiv({x}, {y})"
@@ -582,3 +608,18 @@ def describe(p, name=lambda v: v.name) -> str:
     """A readable rendering of a parameter polynomial (for messages)."""
     s = py_source(p, name)
     return s[1:-1] if s.startswith("(") and s.endswith(")") else s
+
+
+def wrap(x, bits, signed):
+    """``x`` wrapped into a ``bits``-wide integer (a narrowing cast)."""
+    x &= (1 << bits) - 1
+    return x - (1 << bits) if signed and x >= 1 << (bits - 1) else x
+
+
+def clamp_bound(x, lo, hi, side):
+    """A bound of ``cast(x)``: ``x`` if it fits [lo, hi], else the end of the range."""
+    return x if lo <= x <= hi else (hi if side > 0 else lo)
+
+
+PY_HELPERS = {"_fdiv": lambda a, b: a // b if b else 0, "_fmod": lambda a, b: a % b if b else 0,
+              "_wrap": wrap, "_clampb": clamp_bound}

@@ -570,6 +570,8 @@ def _all_atoms(p):
                 out.append(a)
                 if a[0] in ("floordiv", "floormod", "min", "max"):
                     stack += [ab.thaw(a[1]), ab.thaw(a[2])]
+                elif a[0] in ("cast", "castb"):
+                    stack.append(ab.thaw(a[-1]))
     return out
 
 
@@ -612,7 +614,7 @@ def compile_preconditions(pre, names):
         lines.append(f"    if not ({runs + ' or ' if runs else ''}{ok}):")
         lines.append(f"        return {k}")
     lines.append("    return -1")
-    g = {"_fdiv": _fdiv, "_fmod": _fmod}
+    g = dict(ab.PY_HELPERS)
     exec("\n".join(lines), g)
     return g["check"]
 
@@ -622,24 +624,16 @@ def site_size(site, names, values):
     env = dict(zip(names, values))
     try:
         return eval(ab.py_source(site.size_poly, lambda v: repr(env[v])),
-                    {"_fdiv": _fdiv, "_fmod": _fmod})
+                    dict(ab.PY_HELPERS))
     except (KeyError, NameError):
         return str(site.size)
-
-
-def _fdiv(a, b):
-    return a // b if b else 0
-
-
-def _fmod(a, b):
-    return a % b if b else 0
 
 
 def precondition_message(func_name, p, names, values):
     """The ArgumentError text for failing precondition ``p``."""
     env = dict(zip(names, values))
     val = lambda q: eval(ab.py_source(q, lambda v: repr(env[v])),   # noqa: E731
-                         {"_fdiv": _fdiv, "_fmod": _fmod})
+                         dict(ab.PY_HELPERS))
     lo = max(val(q) for q in p.lo)
     hi = min(val(q) for q in p.hi)
     size = val(p.size)
