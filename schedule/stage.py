@@ -318,7 +318,12 @@ class Stage:
         attr.bind = thread_ivar
 
     def pragma(self, iv, pragma_type, pragma_value=None):
-        """Attach a pragma (a key and optional value) to the loop of ``iv``."""
+        """Attach a pragma (a key and optional value) to the loop of ``iv``.
+
+        ``"no_bound_check"``: indices read from data (``A[Idx[i]]``) inside this loop are not
+        checked in the kernel (for code that proves them itself; an index out of range then
+        reads or writes outside the buffer). Call-time checks of the index ranges stay.
+        """
         self._leaf(iv, "pragma")
         self._attr(iv).pragmas.append((str(pragma_type), pragma_value))
 
