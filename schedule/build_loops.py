@@ -437,7 +437,7 @@ class _Builder:
         inits = red.init if red.init else red.combiner.identity
         inits = [conv.visit(substitute(i, vmap)) for i in inits]
         loops = [lv for lv in stage.leaf_iter_vars[init_pos:] if lv.iter_type != COMM_REDUCE]
-        rename = {lv.var: Var(lv.var.name + "_init") for lv in loops}
+        rename = {lv.var: Var(lv.var.name + "_init", lv.var.dtype) for lv in loops}
         stores = [BufferStore(b, v, idx) for b, v in zip(bufs, inits)]
         stmt = ir_substitute(_guard(seq(*stores), conds, self.ranges), rename)
         for lv in reversed(loops):

@@ -481,3 +481,48 @@ def test_select_reads_only_the_chosen_side():
     rc, out = _in_subprocess(code)
     assert rc == 0, out
     assert "start True" in out and "end True" in out
+
+
+def test_int64_reduction_init_loop_is_int64_and_not_refused():
+    """The fuzzer's F3: the init loop of a reduction whose data axis sits inside the split
+    reduce axis looped over int32(n) and its bound was the int32 range (a false refusal)."""
+    n = te.var("n", "int64")
+    A = te.placeholder((n, 2), "float32", name="A")
+    k = te.reduce_axis((0, 2), name="k")
+    B = te.compute((n,), lambda i: te.sum(A[i, k], axis=k), name="B")
+    s = te.create_schedule(B.op)
+    ko, ki = s[B].split(k, factor=4)
+    s[B].reorder(ko, B.op.axis[0], ki)
+    func = te.lower(s, [A, B])
+    assert "int32(n)" not in str(func) and not func.preconditions
+    f = te.build(s, [A, B])
+    a = np.random.rand(9, 2).astype("float32")
+    b = guarded_empty(9)
+    f(guarded_array(a), b)
+    np.testing.assert_allclose(b, a.sum(1), rtol=1e-6)
+
+
+def test_narrowing_cast_in_a_bound_is_evaluated_at_call_time():
+    n = te.var("n", "int64")
+    A = te.placeholder((n,), name="A")
+    B = te.compute((n,), lambda i: A[i], name="B")
+    s = te.create_schedule(B.op)
+    func = te.lower(s, [A, B])
+    from schedule.bound_checks import insert_bound_checks
+    import dataclasses
+    from schedule.ir import For
+    # a loop over int32(n), as older lowering made: its bound is the wrapped value
+    loop = func.body
+    assert isinstance(loop, For)
+    from te.expr import Cast, Var
+    i32 = Var("i", "int32")
+    from schedule.ir import BufferLoad, BufferStore
+    narrowed = dataclasses.replace(func, body=For(
+        i32, te.const(0), Cast(func.params[0].shape[0], "int32"), loop.kind,
+        BufferStore(func.params[1], BufferLoad(func.params[0], (i32,), "float32"), (i32,))),
+        preconditions=(), check_sites=())
+    checked = insert_bound_checks(narrowed)
+    assert checked.preconditions and not checked.check_sites
+    from schedule.bound_checks import compile_preconditions
+    check = compile_preconditions(checked.preconditions, [n])
+    assert check(10) == -1 and check(2**31 + 5) == -1      # wraps to a negative extent
