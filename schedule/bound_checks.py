@@ -118,10 +118,6 @@ def insert_bound_checks(func, fast=True):
     return out
 
 
-class _ErrorMarker:
-    """Stands for the error buffer until it is made (so the walker needs no buffer)."""
-
-
 def _bind_error(body, marker, err):
     from .functor import replace_buffers
     return replace_buffers(body, {marker: err})
@@ -185,10 +181,9 @@ class _Walker:
             body = self.stmt(s.body)
             return s if body is s.body else dataclasses.replace(s, body=body)
         if isinstance(s, BufferStore):
-            checks = self._exprs_checks([s.value], s)
+            # inner reads first: the store's own index may read through them
+            checks = self._exprs_checks(list(s.indices) + [s.value], s)
             checks += self._access(s.buffer, s.indices, [], s, write=True, node=s)
-            for i in s.indices:
-                checks += self._exprs_checks([i], s)
             return self._wrap(s, checks)
         if isinstance(s, Evaluate):
             return self._wrap(s, self._exprs_checks([s.value], s))
@@ -341,13 +336,15 @@ class _Walker:
 
     def _site(self, buf, d, index, size, indices, conds, owner, write, node):
         k = len(self.sites)
-        pos = owner.indices if isinstance(owner, BufferStore) else ()
-        pos = tuple(pos[:ERROR_SLOTS - 3])
+        # the element being computed, when its indices read nothing (they could read
+        # through the failed index itself)
+        computing = isinstance(owner, BufferStore) and not any(_reads(i) for i in owner.indices)
+        pos = tuple(owner.indices[:ERROR_SLOTS - 3]) if computing else ()
         where = f"{owner.buffer.name}[{', '.join(str(i) for i in owner.indices)}]" \
-            if isinstance(owner, BufferStore) else ""
+            if computing else ""
         self.sites.append(CheckSite(buf.name, d, _access_text(buf, indices), str(index), size,
                                     self.norm()(size), where,
-                                    owner.buffer.name if isinstance(owner, BufferStore) else "",
+                                    owner.buffer.name if computing else "",
                                     len(pos), write))
         idx = index if index.dtype == "int64" else cast("int64", index)
         sz = size if size.dtype == "int64" else cast("int64", size)
@@ -531,6 +528,13 @@ class _LazySelects(IRMutator):
             return Call("if_then_else", (new.condition, new.true_value, new.false_value),
                         node.dtype)
         return new
+
+
+def _reads(e) -> bool:
+    from .functor import post_order_visit
+    found = []
+    post_order_visit(e, lambda n: found.append(1) if isinstance(n, BufferLoad) else None)
+    return bool(found)
 
 
 def _uses_buffer(node, buf):

@@ -526,3 +526,36 @@ def test_narrowing_cast_in_a_bound_is_evaluated_at_call_time():
     from schedule.bound_checks import compile_preconditions
     check = compile_preconditions(checked.preconditions, [n])
     assert check(10) == -1 and check(2**31 + 5) == -1      # wraps to a negative extent
+
+
+def test_scatter_through_a_nested_index_checks_inner_first():
+    code = """
+        n, m = te.var("n"), te.var("m")
+        V = te.placeholder((m,), name="V")
+        I = te.placeholder((m,), name="I", dtype="int32")
+        J = te.placeholder((m,), name="J", dtype="int32")
+
+        def body(ins, outs):
+            ib = te.tir.ir_builder.create()
+            v, ix, jx = (ib.buffer_ptr(t) for t in ins)
+            o = ib.buffer_ptr(outs[0])
+            with ib.for_range(0, m, name="i") as i:
+                o[ix[jx[i]]] = v[i]
+            return ib.get()
+        O = te.extern((n,), [V, I, J], body, name="O")
+        f = te.build(te.create_schedule(O.op), [V, I, J, O])
+        v = guarded_array(np.array([1, 2], "float32"))
+        for ii, jj in (([3, 0], [1, 0]), ([3, 0], [1, -2**30]), ([3, 9], [1, 0])):
+            o = guarded_empty(4)
+            o[:] = 0
+            try:
+                f(v, guarded_array(np.array(ii, "int32")), guarded_array(np.array(jj, "int32")), o)
+                print("ok", o.tolist())
+            except IndexError as e:
+                print("IndexError", e)
+    """
+    rc, out = _in_subprocess(code)
+    assert rc == 0, out
+    assert "ok [1.0, 0.0, 0.0, 2.0]" in out
+    assert f"index {-2**30} is out of bounds for dimension 0 of I with size 2" in out
+    assert "index 9 is out of bounds for dimension 0 of O with size 4 (the write" in out
