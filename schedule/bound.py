@@ -47,7 +47,12 @@ def leaf_extents(op: ComputeOp, relations) -> dict:
 
 
 def pass_up(relations, leaf_values, extents) -> dict:
-    """Offsets (from the root minimum) of every IterVar given the values of the leaves."""
+    """Offsets (from the root minimum) of every IterVar given the values of the leaves.
+
+    Each value has its IterVar's width: the axes of an int64 fused loop are recovered as
+    ``fused // n`` in int64 and cast back to the (int32) width of the axis they replace, so
+    that substituting them into the body (which does not re-type its nodes) keeps every
+    operation's operands of one width. The values fit: they range over the axis."""
     val = dict(leaf_values)
     for rel in reversed(relations):
         if isinstance(rel, Split):
@@ -55,11 +60,22 @@ def pass_up(relations, leaf_values, extents) -> dict:
                 start = val[rel.outer] * extents[rel.inner]
                 if rel.tail == "shift":
                     start = _shifted(rel, start, extents)
-                val[rel.parent] = simplify(start + val[rel.inner])
+                val[rel.parent] = _as_axis(rel.parent, simplify(start + val[rel.inner]))
         elif isinstance(rel, Fuse) and rel.fused in val:
-            val[rel.outer] = simplify(val[rel.fused] // extents[rel.inner])
-            val[rel.inner] = simplify(val[rel.fused] % extents[rel.inner])
+            val[rel.outer] = _as_axis(rel.outer, simplify(val[rel.fused] // extents[rel.inner]))
+            val[rel.inner] = _as_axis(rel.inner, simplify(val[rel.fused] % extents[rel.inner]))
     return val
+
+
+def _as_axis(iv, value, ranges=None):
+    """``value`` in the width of axis ``iv``'s variable."""
+    return simplify(cast(iv.var.dtype, value), ranges)
+
+
+def axis_values(root, offsets, ranges=None) -> dict:
+    """Var -> value of every root axis from its range's minimum (which may be computed in a
+    wider consumer's width) and its offset, in the axis variable's own width."""
+    return {iv.var: _as_axis(iv, r.min + offsets[iv], ranges) for iv, r in root.items()}
 
 
 def _shifted(rel, start, extents):
@@ -220,10 +236,14 @@ def _attached_region(sch, stage, bounds, bodies):
     for r in readers:
         rb = bounds[r]
         offsets = pass_up(r.relations, {lv: lv.var for lv in r.leaf_iter_vars}, rb.extents)
-        vmap = {iv.var: simplify(rb.root[iv].min + offsets[iv]) for iv in rb.root}
+        vmap = axis_values(rb.root, offsets)
         for load in _loads(bodies[r], op):
             for d, idx in enumerate(load.indices):
-                itv = interval(substitute(idx, vmap), relax)
+                idx = substitute(idx, vmap)
+                # a data-dependent index (A[I[i]]) reads anywhere: the whole axis (a region
+                # placed at I[i] would read I where the producer is computed, maybe before I
+                # is, and its minimum would be a load in the loop IR's index arithmetic)
+                itv = None if _has_load(idx) else interval(idx, relax)
                 if itv is None or regions[d] == "full":
                     regions[d] = "full"
                 elif regions[d] is None:
@@ -246,6 +266,12 @@ def _attached_region(sch, stage, bounds, bodies):
                 root[iv] = Range(const(0), dom)
                 continue
             ext = const(int(ub))
+        # relaxed loops of no iterations (a size-0 axis split by 4: its outer loop runs 0
+        # times) make hi < lo: the region is empty, never a negative allocation
+        if isinstance(ext, IntImm) and ext.value < 0:
+            ext = const(0, ext.dtype)
+        elif not can_prove(ext >= 0, ranges):
+            ext = simplify(_max(ext, const(0, ext.dtype)), ranges)
         if isinstance(ext, IntImm) and isinstance(dom, IntImm) and ext.value >= dom.value \
                 and not free_vars(lo):
             # the whole axis; when the region moves with a loop (lo depends on it), keep it
@@ -313,6 +339,12 @@ def _loads(exprs, op):
     for e in exprs:
         post_order_visit(e, visit)
     return found
+
+
+def _has_load(e) -> bool:
+    found = []
+    post_order_visit(e, lambda n: found.append(n) if isinstance(n, ProducerLoad) else None)
+    return bool(found)
 
 
 def _reads(exprs, op):

@@ -14,13 +14,13 @@ from te.scan import ScanOp
 from te.tensor import COMM_REDUCE, ComputeOp, PlaceholderOp, Tensor
 
 from .functor import substitute as ir_substitute
-from .bound import _loads, loop_ranges, pass_up
+from .bound import _loads, axis_values, loop_ranges, pass_up
 from .check_reads import check_reads
 from .ir import (Allocate, Buffer, BufferLoad, BufferRef, BufferStore, Evaluate, For, ForKind,
                  IfThenElse, LetStmt, PrimFunc, Stmt, seq, storage_sync)
 from .ir_builder import extern_body
 from .simplify import can_prove, simplify, skey
-from .stage import ScheduleError, Split
+from .stage import Fuse, ScheduleError, Split
 
 
 SCAN_STEPS = "scan_steps"      # the annotation of a scan's time loop
@@ -176,7 +176,7 @@ class _Builder:
         op, sb = stage.op, self.bounds[stage]
         leaves = stage.leaf_iter_vars
         offsets = pass_up(stage.relations, {lv: lv.var for lv in leaves}, sb.extents)
-        vmap = {iv.var: simplify(sb.root[iv].min + offsets[iv], self.ranges) for iv in sb.root}
+        vmap = axis_values(sb.root, offsets, self.ranges)
         conv = _ToBufferLoad(self)
         bufs = [self.stage_buffer(stage, k) for k in range(op.num_outputs)]
         if bufs[0] in self.full_bufs:           # arguments are stored at their full shape
@@ -219,6 +219,7 @@ class _Builder:
             update = _guard(update, data_conds + red_conds, self.ranges)
             init_pos = next((p for p, lv in enumerate(leaves) if lv.iter_type == COMM_REDUCE),
                             len(leaves))
+            _check_shift_recompute(stage, init_pos, sb)
             init = self._reduce_init(stage, red, bufs, store_idx, init_pos, init_conds, conv,
                                      vmap)
         else:
@@ -510,6 +511,51 @@ class _Builder:
         tensor_map = {t: b for t, b in self.tensor_buf.items() if b in self.params}
         return PrimFunc(self.name, self.params, stmt if stmt is not None else seq(),
                         tensor_map, tuple(self.outputs))
+
+
+def _derived(relations, iv) -> set:
+    """``iv`` and every IterVar split or fused from it (in the relations' order)."""
+    found = {iv}
+    for rel in relations:
+        if isinstance(rel, Split) and rel.parent in found:
+            found |= {rel.outer, rel.inner}
+        elif isinstance(rel, Fuse) and (rel.outer in found or rel.inner in found):
+            found.add(rel.fused)
+    return found
+
+
+def _check_shift_recompute(stage, init_pos, sb):
+    """Refuse a ``tail="shift"`` split of a data axis whose recomputed values a reduction
+    would add twice (Halide's ShiftInwards is only valid where recomputing is idempotent).
+
+    The init nest runs once per iteration of the leaves outside the first reduction leaf
+    (``init_pos``); inside it, every update of one output element must come from one point
+    of the data leaves. A shifted split maps two points to one element only when both its
+    outer and its inner piece vary there, i.e. when leaves made from both are inside the
+    first reduction loop; when either is outside, the element is re-initialized before it is
+    reduced again (a plain recomputation). A split whose axis is a constant multiple of the
+    factor shifts nothing."""
+    inside = set(stage.leaf_iter_vars[init_pos:])
+    for rel in stage.relations:
+        if not (isinstance(rel, Split) and rel.tail == "shift"):
+            continue
+        ext, factor = simplify(sb.extents[rel.parent]), simplify(sb.extents[rel.inner])
+        if isinstance(ext, IntImm) and isinstance(factor, IntImm) and \
+                ext.value % factor.value == 0:
+            continue
+        outer_in = _derived(stage.relations, rel.outer) & inside
+        inner_in = _derived(stage.relations, rel.inner) & inside
+        if outer_in and inner_in:
+            red = stage.leaf_iter_vars[init_pos].var.name
+            size = ext.value if isinstance(ext, IntImm) else ext
+            raise ScheduleError(
+                f"split on stage {stage.name}, axis {rel.parent.var.name} with tail='shift': "
+                f"the last piece recomputes values of {rel.parent.var.name} (its {size} values "
+                f"are not a multiple of the factor {factor}), and both pieces "
+                f"({rel.outer.var.name}, {rel.inner.var.name}) are inside the reduction loop "
+                f"{red}, so the reduction would add the recomputed values twice; use "
+                f"tail='guard', or reorder so that {rel.outer.var.name} or "
+                f"{rel.inner.var.name} is outside every reduction axis")
 
 
 def _inner_split_guards(stage, offsets, sb, reduce):

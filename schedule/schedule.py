@@ -15,7 +15,7 @@ from te.intrin import if_then_else
 from te.functor import ExprMutator, substitute
 from te.tensor import COMM_REDUCE, DATA_PAR, ComputeOp, IterVar, Operation, Range, \
     Tensor, _REDUCE_VARS
-from te.expr import const, all_
+from te.expr import all_, cast, const
 
 from te.scan import ScanOp
 
@@ -305,7 +305,7 @@ class Schedule:
         offsets = pass_up(reduce_rels, leaf_vals, extents)
         conds = []
         for root in op.reduce_axis:
-            vmap[root.var] = root.dom.min + offsets[root]
+            vmap[root.var] = cast(root.var.dtype, root.dom.min + offsets[root])
             if offsets[root] is not leaf_vals.get(root):
                 conds.append(offsets[root] < root.dom.extent)
         for rel in reduce_rels:     # a split of a split axis must not spill into the next value
