@@ -153,6 +153,11 @@ class CudaEmitter:
         m = getattr(self, "e_" + type(e).__name__, None)
         if m is not None:
             return m(e)
+        if type(e) in (FloorDiv, FloorMod) and dtypes.is_int(e.dtype) and \
+                not (isinstance(e.b, IntImm) and e.b.value != 0):
+            # x // 0 and x % 0 are 0, as numpy's and the CPU backend's (not an exception)
+            b = self.expr(e.b)
+            return f"(({self.expr(e.a)} {INFIX[type(e)]} {b}) if {b} != 0 else 0)"
         if type(e) in INFIX:
             return f"({self.expr(e.a)} {INFIX[type(e)]} {self.expr(e.b)})"
         raise CudaCodegenError(f"cuda codegen: no rule for {type(e).__name__}")
@@ -180,7 +185,9 @@ class CudaEmitter:
 
     def e_Mod(self, e):
         a, b = self.expr(e.a), self.expr(e.b)
-        return f"({a} - {_truncdiv(a, b)} * {b})"
+        if dtypes.is_float(e.dtype):
+            return f"({a} - {_truncdiv(a, b)} * {b})"
+        return f"(({a} - {_truncdiv(a, b)} * {b}) if {b} != 0 else 0)"
 
     def e_Min(self, e):
         return self._extreme("min", e)
@@ -698,7 +705,7 @@ def _shareable(e):
 
 def _truncdiv(a, b):
     q = f"(abs({a}) // abs({b}))"
-    return f"({q} if (({a} < 0) == ({b} < 0)) else -{q})"
+    return f"(({q} if (({a} < 0) == ({b} < 0)) else -{q}) if {b} != 0 else 0)"
 
 
 def _compute(dtype):

@@ -21,7 +21,7 @@ from te.expr import (Add, Binary, Div, FloorDiv, FloorMod, IntImm, Max, Min, Mod
                      Var)
 from schedule.analysis import packed_calls, stored_buffers, uses
 from schedule.functor import IRVisitor
-from schedule.ir import (Buffer, BufferRef, For, ForKind, Ramp)
+from schedule.ir import (Broadcast, Buffer, BufferRef, For, ForKind, Ramp)
 from schedule.simplify import INF, const_bounds
 
 from .jit import has_symbol
@@ -230,15 +230,37 @@ class Emitter:
             else:
                 cond = (self.b.icmp_signed if signed else self.b.icmp_unsigned)(op, a, b)
             return self.b.select(cond, a, b)
-        if cls is Div:
-            if is_float:
-                return self.b.fdiv(a, b)
-            return self.b.sdiv(a, b) if signed else self.b.udiv(a, b)
+        if cls is Div and is_float:
+            return self.b.fdiv(a, b)
+        if cls in (Div, Mod, FloorDiv, FloorMod) and not is_float:
+            b, zero = self._safe_divisor(e, a, b, signed)
+            if cls is Div:
+                q = self.b.sdiv(a, b) if signed else self.b.udiv(a, b)
+            elif cls is Mod:
+                q = self.b.srem(a, b) if signed else self.b.urem(a, b)
+            else:
+                q = self._floor_divmod(cls, e, a, b, signed)
+            return q if zero is None else self.b.select(zero, self._splat(0, q.type), q)
         if cls is Mod:
             return self.b.srem(a, b) if signed else self.b.urem(a, b)
-        if cls in (FloorDiv, FloorMod):
-            return self._floor_divmod(cls, e, a, b, signed)
         raise CodegenError(f"llvm codegen: no rule for {cls.__name__}")
+
+    def _safe_divisor(self, e, a, b, signed):
+        """(divisor, is-zero) for an integer division: a zero divisor, and MIN / -1, would
+        trap (SIGFPE); they divide by 1 instead and the result of x // 0 and x % 0 is 0, as
+        numpy's (MIN // -1 wraps to MIN, MIN % -1 is 0). Constant divisors need nothing."""
+        d = e.b.value if isinstance(e.b, Broadcast) else e.b
+        if isinstance(d, IntImm) and d.value not in (0, -1):
+            return b, None
+        zero = self.b.icmp_unsigned("==", b, self._splat(0, b.type))
+        bad = zero
+        if signed:
+            bits = b.type.element.width if isinstance(b.type, ir.VectorType) else b.type.width
+            overflow = self.b.and_(
+                self.b.icmp_signed("==", a, self._splat(-(1 << (bits - 1)), a.type)),
+                self.b.icmp_signed("==", b, self._splat(-1, b.type)))
+            bad = self.b.or_(zero, overflow)
+        return self.b.select(bad, self._splat(1, b.type), b), zero
 
     def _floor_divmod(self, cls, e, a, b, signed):
         simple = not signed or (self._nonneg(e.a) and self._nonneg(e.b))

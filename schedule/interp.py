@@ -30,7 +30,8 @@ def _trunc_div(a, b):
 
 
 def _trunc_mod(a, b):
-    return (a - _trunc_div(a, b) * b).astype(np.result_type(a, b))
+    # x % 0 is 0, as x // 0 (numpy's rule, and the compiled code's)
+    return np.where(b == 0, 0, a - _trunc_div(a, b) * b).astype(np.result_type(a, b))
 
 
 _ERF = np.vectorize(math.erf, otypes=[np.float64])
