@@ -1,0 +1,312 @@
+"""The differential fuzzer's findings F4-F7 (tests/fuzz/KNOWN_FINDINGS.md): each minimal
+reproducer and variations of it, against numpy, through the interpreter and the compiled code
+(te.testing.verify_schedule), with the IR verifier on (tests/conftest.py sets TW_VERIFY=1)."""
+import itertools
+
+import numpy as np
+import pytest
+
+import te
+from schedule.stage import ScheduleError
+from te.testing import verify_schedule
+
+
+# --------------------------------------------------------------------------- F6: tail='shift'
+# on a data axis of a reduction: the shifted last piece recomputes outputs; it is right when
+# they are initialized again before they are reduced again, and refused where they are not
+
+def _row_sum(order, n=7, r=3, factor=2):
+    A = te.placeholder((n, r), "int32", name="A")
+    k = te.reduce_axis((0, r), name="k")
+    B = te.compute((n,), lambda i: te.sum(A[i, k], axis=k), name="B")
+    s = te.create_schedule(B.op)
+    io, ii = s[B].split(B.op.axis[0], factor=factor, tail="shift")
+    axes = {"k": k, "io": io, "ii": ii}
+    s[B].reorder(*[axes[a] for a in order])
+    return s, A, B
+
+
+def test_f6_reproducer_refused_with_the_stage_and_axis():
+    s, A, B = _row_sum(("k", "io", "ii"), r=2)
+    with pytest.raises(ScheduleError) as err:
+        te.build(s, [A, B])
+    msg = str(err.value)
+    assert "stage B" in msg and "axis i" in msg and "tail='shift'" in msg
+    assert "twice" in msg and "tail='guard'" in msg
+
+
+@pytest.mark.parametrize("order", list(itertools.permutations(("k", "io", "ii"))))
+def test_f6_every_loop_order_is_right_or_refused(order):
+    s, A, B = _row_sum(order)
+    a = np.random.RandomState(0).randint(-9, 9, (7, 3)).astype("int32")
+    refused = order.index("k") < min(order.index("io"), order.index("ii"))
+    if refused:
+        with pytest.raises(ScheduleError, match="tail='shift'"):
+            te.build(s, [A, B])
+    else:       # one piece is outside k: the recomputed outputs are initialized again
+        verify_schedule(s, [A, B], [a], [np.zeros(7, "int32")], lambda a: a.sum(1))
+
+
+def test_f6_shift_that_divides_the_axis_is_not_refused():
+    # 8 values, factor 2: no piece is shifted, nothing is recomputed
+    s, A, B = _row_sum(("k", "io", "ii"), n=8)
+    a = np.arange(24, dtype="int32").reshape(8, 3)
+    verify_schedule(s, [A, B], [a], [np.zeros(8, "int32")], lambda a: a.sum(1))
+
+
+def test_f6_fused_pieces_inside_the_reduction_refused():
+    # fusing the two pieces makes one loop over both: inside k, it recomputes and re-adds
+    A = te.placeholder((5, 4), "float32", name="A")
+    k = te.reduce_axis((0, 4), name="k")
+    B = te.compute((5,), lambda i: te.max(A[i, k], axis=k), name="B")
+    s = te.create_schedule(B.op)
+    io, ii = s[B].split(B.op.axis[0], factor=3, tail="shift")
+    s[B].reorder(k, io, ii)
+    s[B].fuse(io, ii)
+    # max is idempotent, but the rule does not look at the combiner: a sum would be wrong
+    with pytest.raises(ScheduleError, match="axis i with tail='shift'"):
+        te.build(s, [A, B])
+
+
+def test_f6_nested_split_of_the_outer_piece():
+    # i -> (io, ii) shifted; io -> (ioo, ioi); k between: ioi and ii vary inside k
+    A = te.placeholder((11, 3), "int32", name="A")
+    k = te.reduce_axis((0, 3), name="k")
+    B = te.compute((11,), lambda i: te.sum(A[i, k], axis=k), name="B")
+    a = np.random.RandomState(1).randint(0, 9, (11, 3)).astype("int32")
+    for k_pos, refused in ((0, True), (1, True), (2, False)):
+        s = te.create_schedule(B.op)
+        io, ii = s[B].split(B.op.axis[0], factor=4, tail="shift")
+        ioo, ioi = s[B].split(io, factor=2)
+        order = [ioo, ioi, ii]
+        order.insert(k_pos, k)
+        s[B].reorder(*order)
+        if refused:
+            with pytest.raises(ScheduleError, match="tail='shift'"):
+                te.build(s, [A, B])
+        else:
+            verify_schedule(s, [A, B], [a], [np.zeros(11, "int32")], lambda a: a.sum(1))
+
+
+def test_f6_symbolic_extent_refused_at_build():
+    # n is known only at call time: it may not be a multiple of the factor
+    n = te.var("n")
+    A = te.placeholder((n, 2), "int32", name="A")
+    k = te.reduce_axis((0, 2), name="k")
+    B = te.compute((n,), lambda i: te.sum(A[i, k], axis=k), name="B")
+    s = te.create_schedule(B.op)
+    io, ii = s[B].split(B.op.axis[0], factor=4, tail="shift")
+    s[B].reorder(k, io, ii)
+    with pytest.raises(ScheduleError, match="stage B, axis i"):
+        te.build(s, [A, B])
+
+
+def test_f6_shift_on_a_2d_reduction_with_the_other_axis_outside():
+    # the shifted axis j, with k outside j's pieces but inside i: refused; k innermost: right
+    A = te.placeholder((3, 5, 4), "float64", name="A")
+    k = te.reduce_axis((0, 4), name="k")
+    B = te.compute((3, 5), lambda i, j: te.sum(A[i, j, k] * 2, axis=k), name="B")
+    a = np.random.RandomState(2).rand(3, 5, 4)
+    s = te.create_schedule(B.op)
+    i, j = B.op.axis
+    jo, ji = s[B].split(j, factor=2, tail="shift")
+    s[B].reorder(i, k, jo, ji)
+    with pytest.raises(ScheduleError, match="axis j"):
+        te.build(s, [A, B])
+    s = te.create_schedule(B.op)
+    i, j = B.op.axis
+    jo, ji = s[B].split(j, factor=2, tail="shift")
+    s[B].vectorize(ji)
+    verify_schedule(s, [A, B], [a], [np.zeros((3, 5))], lambda a: (a * 2).sum(2))
+
+
+# --------------------------------------------------------------------------- F4: mixed
+# int32/int64 index arithmetic where an int64 loop replaces int32 axes
+
+def test_f4_fuse_with_an_int64_axis():
+    n = te.var("n", "int64")
+    A = te.placeholder((n, 19), "int64", name="A")
+    B = te.compute((n, 16), lambda i, j: A[i, j + 2], name="B")
+    s = te.create_schedule(B.op)
+    s[B].fuse(*s[B].leaf_iter_vars)
+    for rows in (0, 1, 5):
+        a = np.arange(rows * 19).reshape(rows, 19)
+        verify_schedule(s, [A, B], [a], [np.zeros((rows, 16), "int64")], lambda a: a[:, 2:18])
+
+
+def test_f4_unroll_then_fuse_with_an_int64_axis():
+    n = te.var("n", "int64")
+    B = te.compute((9, n), lambda i, j: (i - 1).astype("float64") + j.astype("float64"),
+                   name="B")
+    s = te.create_schedule(B.op)
+    s[B].unroll(B.op.axis[0])
+    s[B].fuse(B.op.axis[0], B.op.axis[1])
+    ref = lambda: np.arange(-1, 8)[:, None] + np.arange(3)[None, :]
+    verify_schedule(s, [B], [], [np.zeros((9, 3))], ref)
+
+
+def test_f4_fused_int64_loop_split_and_unrolled():
+    n = te.var("n", "int64")
+    A = te.placeholder((n, 6), "float32", name="A")
+    B = te.compute((n, 6), lambda i, j: A[i, j] * (j + 1).astype("float32") + i.astype(
+        "float32"), name="B")
+    s = te.create_schedule(B.op)
+    f = s[B].fuse(*B.op.axis)
+    fo, fi = s[B].split(f, factor=4)
+    s[B].unroll(fi)
+    a = np.random.RandomState(3).rand(5, 6).astype("float32")
+    verify_schedule(s, [A, B], [a], [np.zeros((5, 6), "float32")],
+                    lambda a: a * np.arange(1, 7) + np.arange(5)[:, None])
+
+
+def test_f4_compute_at_into_a_fused_int64_loop():
+    n = te.var("n", "int64")
+    A = te.placeholder((n, 8), "float32", name="A")
+    P = te.compute((n, 8), lambda i, j: A[i, j] * 2 + (j - 3).astype("float32"), name="P")
+    B = te.compute((n, 8), lambda i, j: P[i, j] + 1, name="B")
+    s = te.create_schedule(B.op)
+    f = s[B].fuse(*B.op.axis)
+    fo, fi = s[B].split(f, factor=4)
+    s[P].compute_at(s[B], fi)
+    a = np.random.RandomState(4).rand(3, 8).astype("float32")
+    verify_schedule(s, [A, B], [a], [np.zeros((3, 8), "float32")],
+                    lambda a: a * 2 + np.arange(-3, 5) + 1)
+
+
+def test_f4_region_minimum_in_a_wider_consumer_width():
+    # P's int32 axis is placed at an int64 index of the consumer (r is int64)
+    n = te.var("n", "int64")
+    A = te.placeholder((16,), "float32", name="A")
+    P = te.compute((16,), lambda i: A[i] * 2 + (i + 1).astype("float32"), name="P")
+    B = te.compute((n, 16), lambda r, j: P[(r % 2) * 8 + j // 2] + r.astype("float32"),
+                   name="B")
+    s = te.create_schedule(B.op)
+    s[P].compute_at(s[B], B.op.axis[1])
+    a = np.arange(16, dtype="float32")
+
+    def ref(a):
+        r, j = np.arange(5)[:, None], np.arange(16)[None, :]
+        return (a * 2 + np.arange(1, 17))[(r % 2) * 8 + j // 2] + r
+    verify_schedule(s, [A, B], [a], [np.zeros((5, 16), "float32")], ref)
+
+
+def test_f4_rfactor_of_an_int64_reduction():
+    # CI seed 70's class: the rfactor stage's init loop mixed k_inner_v * 2 widths
+    n = te.var("n", "int64")
+    A = te.placeholder((n, 12), "int32", name="A")
+    k = te.reduce_axis((0, 12), name="k")
+    B = te.compute((n,), lambda i: te.sum(A[i, k], axis=k), name="B")
+    s = te.create_schedule(B.op)
+    ko, ki = s[B].split(k, factor=2)
+    BF = s.rfactor(B, ki)
+    s[BF].fuse(*s[BF].leaf_iter_vars[:2])
+    a = np.random.RandomState(5).randint(-5, 5, (4, 12)).astype("int32")
+    verify_schedule(s, [A, B], [a], [np.zeros(4, "int32")], lambda a: a.sum(1))
+
+
+# --------------------------------------------------------------------------- F5: an attached
+# stage read through a data-dependent index covers the whole axis
+
+def test_f5_cache_read_of_a_gathered_tensor():
+    A = te.placeholder((8,), "int32", name="A")
+    I = te.placeholder((8,), "int32", name="I")
+    B = te.compute((8,), lambda i: A[I[i]], name="B")
+    s = te.create_schedule(B.op)
+    AR = s.cache_read(A, "global", [B])
+    s[AR].compute_at(s[B], B.op.axis[0])
+    a = np.arange(8, dtype="int32") * 3
+    idx = np.array([7, 0, 3, 3, 1, 2, 6, 5], "int32")
+    verify_schedule(s, [A, I, B], [a, idx], [np.zeros(8, "int32")], lambda a, i: a[i])
+
+
+def test_f5_out_of_range_gather_through_the_cache_raises():
+    A = te.placeholder((8,), "int32", name="A")
+    I = te.placeholder((8,), "int32", name="I")
+    B = te.compute((8,), lambda i: A[I[i]], name="B")
+    s = te.create_schedule(B.op)
+    AR = s.cache_read(A, "global", [B])
+    s[AR].compute_at(s[B], B.op.axis[0])
+    f = te.build(s, [A, I, B])
+    with pytest.raises(IndexError):
+        f(np.arange(8, dtype="int32"), np.array([0, 1, 8, 0, 0, 0, 0, 0], "int32"),
+          np.zeros(8, "int32"))
+
+
+def test_f5_gathered_rows_of_a_compute_stage_at_an_inner_loop():
+    # P is gathered along dim 0 (whole axis) and read at j along dim 1 (one column)
+    A = te.placeholder((6, 5), "float32", name="A")
+    I = te.placeholder((4,), "int64", name="I")
+    P = te.compute((6, 5), lambda r, c: A[r, c] * 2, name="P")
+    B = te.compute((4, 5), lambda i, j: P[I[i], j] + 1, name="B")
+    s = te.create_schedule(B.op)
+    s[P].compute_at(s[B], B.op.axis[1])
+    a = np.random.RandomState(6).rand(6, 5).astype("float32")
+    idx = np.array([5, 0, 2, 2], "int64")
+    verify_schedule(s, [A, I, B], [a, idx], [np.zeros((4, 5), "float32")],
+                    lambda a, i: a[i] * 2 + 1)
+
+
+def test_f5_nested_gather_through_a_cache():
+    A = te.placeholder((8,), "float32", name="A")
+    I = te.placeholder((8,), "int32", name="I")
+    J = te.placeholder((8,), "int32", name="J")
+    B = te.compute((8,), lambda i: A[I[J[i]]] - A[i], name="B")
+    s = te.create_schedule(B.op)
+    AR = s.cache_read(A, "global", [B])
+    io, ii = s[B].split(B.op.axis[0], factor=4)
+    s[AR].compute_at(s[B], ii)
+    a = np.random.RandomState(7).rand(8).astype("float32")
+    i_ = np.array([1, 3, 5, 7, 0, 2, 4, 6], "int32")
+    j_ = np.array([7, 6, 5, 4, 3, 2, 1, 0], "int32")
+    verify_schedule(s, [A, I, J, B], [a, i_, j_], [np.zeros(8, "float32")],
+                    lambda a, i, j: a[i[j]] - a)
+
+
+# --------------------------------------------------------------------------- F7: attached
+# regions over loops of no iterations are empty, not negative
+
+def _size0_pipeline(shape, align):
+    A = te.placeholder(shape, "float32", name="A")
+    C = te.compute(shape, lambda i, j: A[i, j] * 2, name="C")
+    B = te.compute(shape, lambda i, j: C[i, j] + 1, name="B")
+    s = te.create_schedule(B.op)
+    if align:
+        s[C].storage_align(C.op.axis[0], 16, 14)
+    bo, bi = s[B].split(B.op.axis[0], factor=4)
+    s[B].reorder(bi, bo)
+    s[C].compute_at(s[B], bi)
+    return s, A, B
+
+
+@pytest.mark.parametrize("align", [False, True])
+def test_f7_size0_pipeline_with_storage_align(align):
+    s, A, B = _size0_pipeline((0, 3), align)
+    assert "allocate([-" not in str(te.lower(s, [A, B]))
+    verify_schedule(s, [A, B], [np.zeros((0, 3), "float32")], [np.zeros((0, 3), "float32")],
+                    lambda a: a * 2 + 1)
+
+
+@pytest.mark.parametrize("rows", [0, 1, 3, 9])
+@pytest.mark.parametrize("align", [False, True])
+def test_f7_symbolic_size_that_is_zero_at_call_time(rows, align):
+    n = te.var("n")
+    s, A, B = _size0_pipeline((n, 3), align)
+    a = np.arange(rows * 3, dtype="float32").reshape(rows, 3)
+    verify_schedule(s, [A, B], [a], [np.zeros((rows, 3), "float32")], lambda a: a * 2 + 1)
+
+
+def test_f7_fuzz_seed_3765_unroll_and_fuse():
+    # the fuzzer's case: C split by 4 and fused, B split by 4 with its inner piece unrolled
+    # and outermost, C computed at it; every extent 0
+    A = te.placeholder((0,), "float32", name="A")
+    C = te.compute((0,), lambda i: A[i] + 1, name="C")
+    B = te.compute((0,), lambda i: C[i] * 3, name="B")
+    s = te.create_schedule(B.op)
+    s[C].storage_align(C.op.axis[0], 16, 14)
+    s[C].fuse(*s[C].split(C.op.axis[0], factor=4))
+    bo, bi = s[B].split(B.op.axis[0], factor=4)
+    s[B].unroll(bi)
+    s[B].reorder(bi, bo)
+    s[C].compute_at(s[B], bi)
+    verify_schedule(s, [A, B], [np.zeros(0, "float32")], [np.zeros(0, "float32")],
+                    lambda a: (a + 1) * 3)
