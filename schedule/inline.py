@@ -1,6 +1,7 @@
 """compute_inline: substitute the bodies of inlined stages into the stages that read them."""
 from __future__ import annotations
 
+from te.expr import cast
 from te.functor import ExprMutator, substitute
 from te.tensor import ComputeOp
 
@@ -15,7 +16,9 @@ class _Inline(ExprMutator):
         bodies = self.inlined.get(op)
         if bodies is None:
             return node
-        vmap = {iv.var: idx for iv, idx in zip(op.axis, node.indices)}
+        # each index in its axis's width: the body's nodes keep their dtypes, so an int64
+        # index (of an int64 consumer loop) in place of an int32 axis would mix widths
+        vmap = {iv.var: cast(iv.var.dtype, idx) for iv, idx in zip(op.axis, node.indices)}
         return substitute(bodies[node.producer.value_index], vmap)
 
 

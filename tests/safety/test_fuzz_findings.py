@@ -190,6 +190,40 @@ def test_f4_region_minimum_in_a_wider_consumer_width():
     verify_schedule(s, [A, B], [a], [np.zeros((5, 16), "float32")], ref)
 
 
+@pytest.mark.parametrize("inline", [False, True])
+def test_f4_int64_index_into_an_inlined_int32_stage(inline):
+    # P's int32 axis substituted by the consumer's int64 index (compute_inline), or P
+    # computed at the consumer's inner loop
+    n = te.var("n", "int64")
+    A = te.placeholder((16,), "float32", name="A")
+    P = te.compute((16,), lambda i: A[i] * 2 + (i + 1).astype("float32"), name="P")
+    B = te.compute((n, 16), lambda r, j: P[(r % 2) * 8 + j // 2] - r.astype("float32"),
+                   name="B")
+    s = te.create_schedule(B.op)
+    if inline:
+        s[P].compute_inline()
+    else:
+        s[P].compute_at(s[B], s[B].fuse(*B.op.axis))
+    a = np.random.RandomState(8).rand(16).astype("float32")
+
+    def ref(a):
+        r, j = np.arange(3)[:, None], np.arange(16)[None, :]
+        return (a * 2 + np.arange(1, 17))[(r % 2) * 8 + j // 2] - r
+    verify_schedule(s, [A, B], [a], [np.zeros((3, 16), "float32")], ref)
+
+
+def test_f4_symbolic_int32_axis_fused_with_an_int64_axis():
+    n, m = te.var("n", "int64"), te.var("m")
+    A = te.placeholder((n, m + 1), "float32", name="A")
+    B = te.compute((n, m), lambda i, j: A[i, j + 1] * 2, name="B")
+    s = te.create_schedule(B.op)
+    s[B].split(s[B].fuse(*B.op.axis), factor=4)
+    for rows, cols in ((0, 3), (3, 0), (3, 5), (2, 1)):
+        a = np.random.RandomState(9).rand(rows, cols + 1).astype("float32")
+        verify_schedule(s, [A, B], [a], [np.zeros((rows, cols), "float32")],
+                        lambda a: a[:, 1:] * 2)
+
+
 def test_f4_rfactor_of_an_int64_reduction():
     # CI seed 70's class: the rfactor stage's init loop mixed k_inner_v * 2 widths
     n = te.var("n", "int64")
