@@ -237,15 +237,15 @@ class _Walker:
             self._guarded(f, conds + [Not(c, "bool")], ab.facts_of(c, n, negate=True), checks,
                           owner)
             return
-        if isinstance(e, And) or (isinstance(e, Call) and e.op == "logical_and"):
-            a, b = (e.a, e.b) if isinstance(e, And) else e.args[:2]
-            self._expr(a, conds, checks, owner)
-            self._guarded(b, conds + [a], ab.facts_of(a, self.norm()), checks, owner)
-            return
-        if isinstance(e, Or):
+        if isinstance(e, (And, Or)):
+            # both sides are evaluated (an i1 and/or); one whose reads are in bounds only
+            # when the other holds becomes a lazy if_then_else
             self._expr(e.a, conds, checks, owner)
-            self._guarded(e.b, conds + [Not(e.a, "bool")],
-                          ab.facts_of(e.a, self.norm(), negate=True), checks, owner)
+            if self._needs_guard(e.b, None, owner):
+                self.lazy.add(e)
+            guard = e.a if isinstance(e, And) else Not(e.a, "bool")
+            self._guarded(e.b, conds + [guard],
+                          ab.facts_of(e.a, self.norm(), negate=isinstance(e, Or)), checks, owner)
             return
         if isinstance(e, Expr):
             if type(e).__name__ == "Let":
@@ -267,7 +267,8 @@ class _Walker:
         try:
             scratch = []
             for x in (t, f):
-                self._expr(x, [], scratch, owner)
+                if x is not None:
+                    self._expr(x, [], scratch, owner)
             return bool(scratch or self.preconditions)
         finally:
             self.preconditions, self.sites, self.fast = saved
@@ -527,6 +528,18 @@ class _LazySelects(IRMutator):
         if node in self.selects:
             return Call("if_then_else", (new.condition, new.true_value, new.false_value),
                         node.dtype)
+        return new
+
+    def visit_And(self, node):
+        new = self.generic_visit(node)
+        if node in self.selects:
+            return Call("if_then_else", (new.a, new.b, te_const(False, "bool")), "bool")
+        return new
+
+    def visit_Or(self, node):
+        new = self.generic_visit(node)
+        if node in self.selects:
+            return Call("if_then_else", (new.a, te_const(True, "bool"), new.b), "bool")
         return new
 
 

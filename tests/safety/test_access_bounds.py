@@ -559,3 +559,24 @@ def test_scatter_through_a_nested_index_checks_inner_first():
     assert "ok [1.0, 0.0, 0.0, 2.0]" in out
     assert f"index {-2**30} is out of bounds for dimension 0 of I with size 2" in out
     assert "index 9 is out of bounds for dimension 0 of O with size 4 (the write" in out
+
+
+def test_and_or_guarding_a_read_are_lazy():
+    """te.all(i >= 1, A[i - 1] > 0): the read is in bounds only when the left side holds, and
+    an i1 `and` evaluates both: it becomes a lazy if_then_else."""
+    code = """
+        n = te.var("n")
+        A = te.placeholder((n,), name="A")
+        B = te.compute((n,), lambda i: te.if_then_else(te.all(i >= 1, A[i - 1] > 0), 1.0, 0.0),
+                       name="B")
+        C = te.compute((n,), lambda i: te.if_then_else(te.any(i < 1, A[i - 1] > 0), 1.0, 0.0),
+                       name="C")
+        f = te.build(te.create_schedule([B.op, C.op]), [A, B, C])
+        a = guarded_array(np.array([1, -1, 2, 3], "float32"), at="start")
+        b, c = guarded_empty(4), guarded_empty(4)
+        f(a, b, c)
+        print(b.tolist(), c.tolist())
+    """
+    rc, out = _in_subprocess(code)
+    assert rc == 0, out
+    assert "[0.0, 1.0, 0.0, 1.0] [1.0, 1.0, 0.0, 1.0]" in out
