@@ -547,11 +547,12 @@ def _check_shift_recompute(stage, init_pos, sb):
         inner_in = _derived(stage.relations, rel.inner) & inside
         if outer_in and inner_in:
             red = stage.leaf_iter_vars[init_pos].var.name
-            size = ext.value if isinstance(ext, IntImm) else ext
+            why = (f"its {ext.value} values are not" if isinstance(ext, IntImm) else
+                   f"its {ext} values may not be")
             raise ScheduleError(
                 f"split on stage {stage.name}, axis {rel.parent.var.name} with tail='shift': "
-                f"the last piece recomputes values of {rel.parent.var.name} (its {size} values "
-                f"are not a multiple of the factor {factor}), and both pieces "
+                f"the last piece recomputes values of {rel.parent.var.name} ({why} a multiple "
+                f"of the factor {factor}), and both pieces "
                 f"({rel.outer.var.name}, {rel.inner.var.name}) are inside the reduction loop "
                 f"{red}, so the reduction would add the recomputed values twice; use "
                 f"tail='guard', or reorder so that {rel.outer.var.name} or "

@@ -156,7 +156,10 @@ class Stage:
         ``"guard"`` (default) skips the values past the end with an if; ``"shift"`` (Halide's
         ShiftInwards) starts the last piece ``factor`` values before the end, so that every
         piece is whole (a vectorized piece stays one vector) and some values are computed
-        twice. Shifting needs a data-parallel axis of at least ``factor`` values.
+        twice. Shifting needs a data-parallel axis of at least ``factor`` values; in a
+        reduction, the outer or the inner piece must be outside the reduction loops (so that
+        a recomputed output is initialized again before it is reduced again; lowering refuses
+        the schedule otherwise).
         """
         amount_e = self._split_amount(parent, factor, nparts)
         if tail not in ("guard", "shift"):
