@@ -33,7 +33,7 @@ class _ToBufferLoad(ExprMutator):
     def visit_ProducerLoad(self, node):
         node = self.generic_visit(node)
         buf, mins = self.ctx.buffer_of(node.producer)
-        idx = tuple(simplify(i - m) if not (isinstance(m, IntImm) and m.value == 0) else i
+        idx = tuple(simplify(i - m, self.ctx.ranges) if not (isinstance(m, IntImm) and m.value == 0) else i
                     for i, m in zip(node.indices, mins))
         return BufferLoad(buf, idx, node.dtype)
 

@@ -296,6 +296,24 @@ def test_f5_nested_gather_through_a_cache():
                     lambda a, i, j: a[i[j]] - a)
 
 
+# --------------------------------------------------------------------------- F8 (first
+# class): an attached stage's buffer index (consumer index - region minimum) simplified
+# under the loop ranges as the minimum is, so that the two cancel
+
+@pytest.mark.parametrize("rows", [1, 16, 37])
+def test_f8_attached_point_region_read_through_a_modulo(rows):
+    n = te.var("n")
+    A = te.placeholder((16,), "float32", name="A")
+    P = te.compute((16,), lambda i: A[i] * 2, name="P")
+    B = te.compute((n,), lambda r: P[r % 16], name="B")
+    s = te.create_schedule(B.op)
+    ro, ri = s[B].split(B.op.axis[0], factor=4)
+    s[P].compute_at(s[B], ri)
+    a = np.random.RandomState(10).rand(16).astype("float32")
+    verify_schedule(s, [A, B], [a], [np.zeros(rows, "float32")],
+                    lambda a: a[np.arange(rows) % 16] * 2)
+
+
 # --------------------------------------------------------------------------- F7: attached
 # regions over loops of no iterations are empty, not negative
 
