@@ -504,6 +504,19 @@ class Emitter:
         idx = self.b.sext(index, I64) if index.type.width < 64 else index
         return self.b.gep(self._ptr(buf), [idx])
 
+    def _index(self, e):
+        """An index expression as i64 (or a vector of i64): unsigned ones zero-extended (a
+        uint8 index 200 is element 200, not -56)."""
+        v = self.expr(e)
+        t = v.type
+        width = t.element.width if isinstance(t, ir.VectorType) else t.width
+        if width >= 64:
+            return v
+        wide = ir.VectorType(I64, t.count) if isinstance(t, ir.VectorType) else I64
+        if dtypes.is_signed(e.dtype) or dtypes.is_bool(e.dtype):
+            return self.b.sext(v, wide) if not dtypes.is_bool(e.dtype) else self.b.zext(v, wide)
+        return self.b.zext(v, wide)
+
     def _from_memory(self, v, dtype):
         el = dtypes.element(dtype)
         if el == "float16":
@@ -531,11 +544,11 @@ class Emitter:
         mt = memory_type(buf.dtype)
         align = max(1, _width(mt) // 8)
         if lanes == 1:
-            v = self._tag(self.b.load(self._addr(buf, self.expr(index)), align=align), buf)
+            v = self._tag(self.b.load(self._addr(buf, self._index(index)), align=align), buf)
             return self._from_memory(v, e.dtype)
         if isinstance(index, Ramp) and isinstance(index.stride, IntImm) and \
                 index.stride.value == 1:
-            addr = self._addr(buf, self.expr(index.base))
+            addr = self._addr(buf, self._index(index.base))
             addr = self.b.bitcast(addr, ir.PointerType(ir.VectorType(mt, lanes)))
             v = self._tag(self.b.load(addr, align=align), buf)
             return self._from_memory(v, e.dtype)
@@ -561,10 +574,10 @@ class Emitter:
         A ramp with a constant stride is one base address plus constant offsets, so that LLVM
         sees the lanes' addresses (and merges the loads that several ramps share)."""
         if isinstance(index, Ramp) and isinstance(index.stride, IntImm):
-            base = self._addr(buf, self.expr(index.base))
+            base = self._addr(buf, self._index(index.base))
             return [self.b.gep(base, [ir.Constant(I64, k * index.stride.value)])
                     for k in range(lanes)]
-        idx = self.expr(index)
+        idx = self._index(index)
         return [self._addr(buf, self.b.extract_element(idx, ir.Constant(I32, k)))
                 for k in range(lanes)]
 
@@ -574,11 +587,11 @@ class Emitter:
         mt = memory_type(buf.dtype)
         align = max(1, _width(mt) // 8)
         if not isinstance(value.type, ir.VectorType):
-            self._tag(self.b.store(value, self._addr(buf, self.expr(index)), align=align), buf)
+            self._tag(self.b.store(value, self._addr(buf, self._index(index)), align=align), buf)
             return
         if isinstance(index, Ramp) and isinstance(index.stride, IntImm) and \
                 index.stride.value == 1:
-            addr = self.b.bitcast(self._addr(buf, self.expr(index.base)),
+            addr = self.b.bitcast(self._addr(buf, self._index(index.base)),
                                   ir.PointerType(value.type))
             lanes = value.type.count
             if self.streaming and _divisible(index.base, lanes) and \

@@ -13,8 +13,8 @@ and can be proved at lowering or evaluated once per call. Guards (``if g < n``) 
 from __future__ import annotations
 
 from te import dtypes
-from te.expr import (EQ, Expr, GE, GT, LE, LT, Add, And, Call, Cast, FloorDiv, FloorMod, IntImm, Let,
-                     Max, Min, Mul, Not, Select, Sub, Var)
+from te.expr import (EQ, Expr, GE, GT, LE, LT, NE, Add, And, Call, Cast, FloorDiv, FloorMod, IntImm,
+                     Let, Max, Min, Mul, Not, Or, Select, Sub, Var)
 
 from .ir import Broadcast, BufferLoad, Ramp
 
@@ -249,23 +249,37 @@ def _dtype_range(dtype):
 
 # ----------------------------------------------------------------------------- facts
 
-def facts_of(cond, norm, negate=False):
-    """Polynomials ``f`` with ``f <= 0`` whenever ``cond`` (or ``not cond``) holds."""
+def facts_of(cond, norm, negate=False, bounder=None):
+    """Polynomials ``f`` with ``f <= 0`` whenever ``cond`` (or ``not cond``) holds.
+
+    ``x != c`` says something when ``c`` is an end of ``x``'s range (``i != 0`` over
+    ``i >= 0`` is ``i >= 1``): ``bounder`` gives that range."""
+    def rec(c, neg):
+        return facts_of(c, norm, neg, bounder)
     if isinstance(cond, Not):
-        return facts_of(cond.a, norm, not negate)
+        return rec(cond.a, not negate)
     if isinstance(cond, And) and not negate:
-        return facts_of(cond.a, norm) + facts_of(cond.b, norm)
+        return rec(cond.a, False) + rec(cond.b, False)
+    if isinstance(cond, Or) and negate:             # not (a or b): not a, and not b
+        return rec(cond.a, True) + rec(cond.b, True)
     if isinstance(cond, Call) and cond.op == "logical_and" and not negate:
-        return [f for a in cond.args for f in facts_of(a, norm)]
-    if not isinstance(cond, (LT, LE, GT, GE, EQ)) or not dtypes.is_int(cond.a.dtype) or \
+        return [f for a in cond.args for f in rec(a, False)]
+    if isinstance(cond, Call) and cond.op == "logical_or" and negate:
+        return [f for a in cond.args for f in rec(a, True)]
+    if isinstance(cond, Call) and cond.op == "if_then_else" and len(cond.args) == 3:
+        c, t, f = cond.args                 # the lazy forms of and / or
+        if isinstance(f, IntImm) and not f.value and not negate:
+            return rec(c, False) + rec(t, False)
+        if isinstance(t, IntImm) and t.value and negate:
+            return rec(c, True) + rec(f, True)
+        return []
+    if not isinstance(cond, (LT, LE, GT, GE, EQ, NE)) or not dtypes.is_int(cond.a.dtype) or \
             not dtypes.is_int(cond.b.dtype):
         return []
     a, b = norm(cond.a), norm(cond.b)
     cls = type(cond)
     if negate:
-        if cls is EQ:
-            return []
-        cls = {LT: GE, LE: GT, GT: LE, GE: LT}[cls]
+        cls = {LT: GE, LE: GT, GT: LE, GE: LT, EQ: NE, NE: EQ}[cls]
     if cls is LT:
         return [add(sub(a, b), const(1))]
     if cls is LE:
@@ -274,7 +288,19 @@ def facts_of(cond, norm, negate=False):
         return [add(sub(b, a), const(1))]
     if cls is GE:
         return [sub(b, a)]
-    return [sub(a, b), sub(b, a)]           # EQ
+    if cls is EQ:
+        return [sub(a, b), sub(b, a)]
+    # a != b: a fact only where b is an end of a's range
+    if bounder is None:
+        return []
+    d = sub(a, b)
+    lo, hi = bounder.bound(d, -1), bounder.bound(d, 1)
+    out = []
+    if lo is not None and const_value(lo) == 0:
+        out.append(add(scale(d, -1), const(1)))         # a - b >= 1
+    if hi is not None and const_value(hi) == 0:
+        out.append(add(d, const(1)))                    # a - b <= -1
+    return out
 
 
 # ----------------------------------------------------------------------------- bounds
@@ -343,8 +369,11 @@ class Bounder:
         elif kind in ("floordiv", "floormod", "min", "max"):
             self._loop_vars(thaw(a[1]), out)
             self._loop_vars(thaw(a[2]), out)
-        elif kind in ("cast", "castb"):
-            self._loop_vars(thaw(a[-1]), out)
+        elif kind == "cast":
+            self._loop_vars(thaw(a[2]), out)
+        elif kind == "castb":
+            self._loop_vars(thaw(a[3]), out)
+            self._loop_vars(thaw(a[4]), out)
 
     def is_param_level(self, p) -> bool:
         """Only parameters (no loop variables, no data, nothing opaque)."""
@@ -360,8 +389,10 @@ class Bounder:
             return a[1] in self.params
         if kind in ("floordiv", "floormod", "min", "max"):
             return self.is_param_level(thaw(a[1])) and self.is_param_level(thaw(a[2]))
-        if kind in ("cast", "castb"):
-            return self.is_param_level(thaw(a[-1]))
+        if kind == "cast":
+            return self.is_param_level(thaw(a[2]))
+        if kind == "castb":
+            return self.is_param_level(thaw(a[3])) and self.is_param_level(thaw(a[4]))
         return False
 
     # --- bounds
@@ -463,15 +494,19 @@ class Bounder:
         if kind == "opaque":
             return None
         if kind in ("cast", "castb"):
-            # the value, when it fits the dtype; else anything in the dtype's range
+            # the operand's bound when the operand's whole range fits the dtype; if either
+            # end may not fit, a value may wrap to anywhere in the dtype's range
             lo, hi = _dtype_range(a[1])
-            b = self.best(thaw(a[-1]), side, depth + 1)
-            if b is None:
+            inner = thaw(a[-1])
+            bl, bh = self.best(inner, -1, depth + 1), self.best(inner, 1, depth + 1)
+            if bl is None or bh is None:
                 return const(lo if side < 0 else hi)
-            v = const_value(b)
-            if v is not None:
-                return const(v if lo <= v <= hi else (lo if side < 0 else hi))
-            return atom(("castb", a[1], side, freeze(b)))
+            vl, vh = const_value(bl), const_value(bh)
+            if vl is not None and vh is not None:
+                if lo <= vl and vh <= hi:
+                    return const(vl if side < 0 else vh)
+                return const(lo if side < 0 else hi)
+            return atom(("castb", a[1], side, freeze(bl), freeze(bh)))
         x, y = thaw(a[1]), thaw(a[2])
         if kind in ("min", "max"):
             bx, by = self.best(x, side, depth + 1), self.best(y, side, depth + 1)
@@ -489,7 +524,8 @@ class Bounder:
             if yv is not None and yv > 0:
                 return const(0 if side < 0 else yv - 1)
             if self.is_param_level(y) and self.is_nonneg(y):
-                return const(0) if side < 0 else add(y, const(-1))
+                # x % 0 is 0 (the compiled code's rule): [0, max(y - 1, 0)]
+                return const(0) if side < 0 else _minmax("max", add(y, const(-1)), const(0))
             return None
         # floordiv: monotone in x for a positive divisor
         if yv is not None and yv > 0:
@@ -595,7 +631,8 @@ def _atom_source(a, name):
             f"{dtypes.is_signed(a[1])})"
     if kind == "castb":
         lo, hi = _dtype_range(a[1])
-        return f"_clampb({py_source(thaw(a[3]), name)}, {lo}, {hi}, {a[2]})"
+        return f"_clampb({py_source(thaw(a[3]), name)}, {py_source(thaw(a[4]), name)}, " \
+            f"{lo}, {hi}, {a[2]})"
     x, y = py_source(thaw(a[1]), name), py_source(thaw(a[2]), name)
     if kind == "floordiv":
         return f"_fdiv({x}, {y})"
@@ -616,10 +653,58 @@ def wrap(x, bits, signed):
     return x - (1 << bits) if signed and x >= 1 << (bits - 1) else x
 
 
-def clamp_bound(x, lo, hi, side):
-    """A bound of ``cast(x)``: ``x`` if it fits [lo, hi], else the end of the range."""
-    return x if lo <= x <= hi else (hi if side > 0 else lo)
+def clamp_bound(xlo, xhi, lo, hi, side):
+    """A bound of ``cast(x)`` for ``x`` in [xlo, xhi]: that bound if the whole range fits
+    [lo, hi] (no value wraps), else the end of the dtype's range."""
+    if lo <= xlo and xhi <= hi:
+        return xhi if side > 0 else xlo
+    return hi if side > 0 else lo
 
 
 PY_HELPERS = {"_fdiv": lambda a, b: a // b if b else 0, "_fmod": lambda a, b: a % b if b else 0,
               "_wrap": wrap, "_clampb": clamp_bound}
+
+
+def numeric_range(p, nonneg):
+    """(lo, hi) numbers that contain every value of parameter polynomial ``p`` when each
+    variable ranges over its dtype (variables in ``nonneg``, the sizes, from 0), or None."""
+    total = (0, 0)
+    for m, c in p.items():
+        r = (c, c)
+        for a in m:
+            ar = _atom_range(a, nonneg)
+            if ar is None:
+                return None
+            r = _mul_range(r, ar)
+        total = (total[0] + r[0], total[1] + r[1])
+    return total
+
+
+def _mul_range(x, y):
+    prods = [x[0] * y[0], x[0] * y[1], x[1] * y[0], x[1] * y[1]]
+    return min(prods), max(prods)
+
+
+def _atom_range(a, nonneg):
+    kind = a[0]
+    if kind == "var":
+        v = a[1]
+        if not dtypes.is_int(v.dtype):
+            return None
+        lo, hi = dtypes.min_value(v.dtype), dtypes.max_value(v.dtype)
+        return (max(lo, 0), hi) if v in nonneg else (lo, hi)
+    if kind in ("cast", "castb"):
+        return _dtype_range(a[1])
+    x = numeric_range(thaw(a[1]), nonneg)
+    y = numeric_range(thaw(a[2]), nonneg)
+    if x is None or y is None:
+        return None
+    if kind == "min":
+        return min(x[0], y[0]), min(x[1], y[1])
+    if kind == "max":
+        return max(x[0], y[0]), max(x[1], y[1])
+    if kind == "floordiv" and y[0] > 0:
+        return min(x[0] // y[0], x[0] // y[1]), max(x[1] // y[0], x[1] // y[1])
+    if kind == "floormod" and y[0] >= 0:
+        return 0, max(y[1] - 1, 0)
+    return None

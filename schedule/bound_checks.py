@@ -52,6 +52,8 @@ class Precondition:
     size: dict                  # the dimension's size (polynomial)
     extents: tuple              # upper bounds of the enclosing loops' extents
     write: bool
+    least: int = 0              # the lowest valid value (0 for an index)
+    dtype: str = ""             # set for an overflow check: the arithmetic's dtype
 
 
 @dataclass(frozen=True, eq=False)
@@ -164,9 +166,9 @@ class _Walker:
         if isinstance(s, IfThenElse):
             checks = self._exprs_checks([s.condition], s)
             n = self.norm()
-            then = self._with_facts(ab.facts_of(s.condition, n), s.then_case)
+            then = self._with_facts(self._facts(s.condition, n), s.then_case)
             other = None if s.else_case is None else \
-                self._with_facts(ab.facts_of(s.condition, n, negate=True), s.else_case)
+                self._with_facts(self._facts(s.condition, n, negate=True), s.else_case)
             out = s if then is s.then_case and other is s.else_case else \
                 IfThenElse(s.condition, then, other)
             return self._wrap(out, checks)
@@ -233,8 +235,8 @@ class _Walker:
             if isinstance(e, Select) and self._needs_guard(t, f, owner):
                 self.lazy.add(e)            # evaluated eagerly, a side would read outside
             n = self.norm()
-            self._guarded(t, conds + [c], ab.facts_of(c, n), checks, owner)
-            self._guarded(f, conds + [Not(c, "bool")], ab.facts_of(c, n, negate=True), checks,
+            self._guarded(t, conds + [c], self._facts(c, n), checks, owner)
+            self._guarded(f, conds + [Not(c, "bool")], self._facts(c, n, negate=True), checks,
                           owner)
             return
         if isinstance(e, (And, Or)):
@@ -245,7 +247,8 @@ class _Walker:
                 self.lazy.add(e)
             guard = e.a if isinstance(e, And) else Not(e.a, "bool")
             self._guarded(e.b, conds + [guard],
-                          ab.facts_of(e.a, self.norm(), negate=isinstance(e, Or)), checks, owner)
+                          self._facts(e.a, self.norm(), negate=isinstance(e, Or)), checks,
+                          owner)
             return
         if isinstance(e, Expr):
             if type(e).__name__ == "Let":
@@ -259,6 +262,60 @@ class _Walker:
                 for x in (v if isinstance(v, tuple) else (v,)):
                     if isinstance(x, Expr):
                         self._expr(x, conds, checks, owner)
+
+    # ------------------------------------------------------------------ overflow
+    def _facts(self, cond, norm, negate=False):
+        """The facts of ``cond``, or none when its arithmetic may wrap around (a guard
+        ``i + 2147483600 < 2147483603`` holds again past the wrap: its fact would lie)."""
+        if not self._no_overflow(cond):
+            return []
+        b = ab.Bounder(list(self.loops), self.params, self.nonneg)
+        b.loops = self.loops
+        b.order = {v: k for k, v in enumerate(self.loops)}
+        return ab.facts_of(cond, norm, negate, b)
+
+    def _no_overflow(self, e, access=None) -> bool:
+        """False when integer arithmetic in ``e`` may wrap (provably, or unboundedly); True
+        otherwise, with a call-time check recorded for bounds that are formulas. With
+        ``access`` (an index), arithmetic that wraps on every run is refused: the lowering
+        passes, like the math of the bounds, take integers as exact."""
+        from te.dtypes import is_int, max_value, min_value
+        ok = True
+        b = None
+        for node in _arith_nodes(e):
+            if not is_int(node.dtype) or node.dtype.startswith("uint"):
+                continue
+            if b is None:
+                b = ab.Bounder(list(self.loops), self.params, self.nonneg)
+                b.loops = self.loops
+                b.order = {v: k for k, v in enumerate(self.loops)}
+            p = self.norm()(node)
+            lo, hi = b.bound(p, -1), b.bound(p, 1)
+            if lo is None or hi is None:
+                ok = False
+                continue
+            dmin, dmax = min_value(node.dtype), max_value(node.dtype)
+            vl, vh = ab.const_value(lo), ab.const_value(hi)
+            if vl is not None and vh is not None:
+                fits = dmin <= vl and vh <= dmax
+                if not fits and access is not None:
+                    from .stage import ScheduleError
+                    raise ScheduleError(
+                        f"the index {e} of {access} computes {node}, which ranges over "
+                        f"[{vl}, {vh}] and wraps around in {node.dtype}; compute the index "
+                        "in int64 (cast its operands with .astype('int64'))")
+                ok = ok and fits
+                continue
+            # formulas: every size variable is at most its dtype's largest value (the call
+            # checks that the arrays fit); if the formulas stay in range for all of them,
+            # nothing can wrap
+            rl, rh = ab.numeric_range(lo, self.nonneg), ab.numeric_range(hi, self.nonneg)
+            if rl is not None and rh is not None and dmin <= rl[0] and rh[1] <= dmax:
+                continue
+            self.preconditions.append(Precondition(
+                "", 0, str(node), str(node), (lo,), (hi,), ab.const(dmax + 1), (), False,
+                least=dmin, dtype=node.dtype))
+        return ok
 
     def _needs_guard(self, t, f, owner):
         """Whether a read in ``t`` or ``f`` is in bounds only under the select's condition."""
@@ -309,8 +366,12 @@ class _Walker:
                 sp = b.bound(sp, -1)            # an allocation sized by an outer loop
             lo = b.candidates(p, -1, self.facts)
             hi = b.candidates(p, 1, self.facts)
-            data = any(a[0] in ("data", "opaque") for a in _all_atoms(p))
-            if sp is not None and lo and hi and self._proved(lo, hi, sp, extents):
+            # an index whose arithmetic may wrap is checked in the kernel, on its value:
+            # its bounds (exact integers) do not hold
+            wraps = not self._no_overflow(index, _access_text(buf, indices))
+            data = wraps or any(a[0] in ("data", "opaque") for a in _all_atoms(p))
+            if not wraps and sp is not None and lo and hi and \
+                    self._proved(lo, hi, sp, extents):
                 continue
             if sp is not None and lo and hi and not data:
                 self.preconditions.append(Precondition(
@@ -332,6 +393,8 @@ class _Walker:
             if b.is_nonneg(q):
                 return True
             return any(b.is_nonneg(ab.sub(q, a)) for a in assumptions)
+        if any(nonneg(ab.add(ab.sub(l, h), ab.const(-1))) for l in lo for h in hi):
+            return True                 # lo > hi: under its guards the access never runs
         return any(nonneg(c) for c in lo) and \
             any(nonneg(ab.sub(ab.add(size, ab.const(-1)), c)) for c in hi)
 
@@ -359,7 +422,10 @@ class _Walker:
             record.append(BufferStore(self.error_marker,
                                       p if p.dtype == "int64" else cast("int64", p),
                                       (te_const(2 + j),)))
-        return _Check(guard, seq(*record), node, d, ok, index, size)
+        # the first failure is kept (in a serial nest: the lowest position, as PyTorch's)
+        first = _lt(BufferLoad(self.error_marker, (te_const(0),), "int64"),
+                    te_const(0, "int64"))
+        return _Check(guard, IfThenElse(first, seq(*record)), node, d, ok, index, size)
 
     def _wrap(self, s, checks):
         """The checked statement: it runs only when every index is in range, else records
@@ -558,6 +624,23 @@ def _uses_buffer(node, buf):
     return bool(found)
 
 
+def _arith_nodes(e):
+    """The Add / Sub / Mul nodes of ``e`` (not inside loads: those are data)."""
+    from te.expr import Add, Mul, Sub
+    out = []
+    stack = [e]
+    while stack:
+        n = stack.pop()
+        if isinstance(n, (Add, Sub, Mul)):
+            out.append(n)
+        if isinstance(n, Expr) and not isinstance(n, BufferLoad):
+            for f in _fields(n):
+                v = getattr(n, f)
+                stack.extend(x for x in (v if isinstance(v, tuple) else (v,))
+                             if isinstance(x, Expr))
+    return out
+
+
 def _flat_size(buf):
     if buf.strides:
         return buf.shape[0] * buf.strides[0]
@@ -587,8 +670,10 @@ def _all_atoms(p):
                 out.append(a)
                 if a[0] in ("floordiv", "floormod", "min", "max"):
                     stack += [ab.thaw(a[1]), ab.thaw(a[2])]
-                elif a[0] in ("cast", "castb"):
-                    stack.append(ab.thaw(a[-1]))
+                elif a[0] == "cast":
+                    stack.append(ab.thaw(a[2]))
+                elif a[0] == "castb":
+                    stack += [ab.thaw(a[3]), ab.thaw(a[4])]
     return out
 
 
@@ -627,7 +712,8 @@ def compile_preconditions(pre, names):
         runs = " or ".join(f"{src(e)} <= 0" for e in p.extents)
         lo = src(p.lo[0]) if len(p.lo) == 1 else f"max({', '.join(src(q) for q in p.lo)})"
         hi = src(p.hi[0]) if len(p.hi) == 1 else f"min({', '.join(src(q) for q in p.hi)})"
-        ok = f"({lo} >= 0 and {hi} < {src(p.size)})"
+        # an empty range (lo > hi): under its guards the access never runs
+        ok = f"({lo} > {hi} or ({lo} >= {p.least} and {hi} < {src(p.size)}))"
         lines.append(f"    if not ({runs + ' or ' if runs else ''}{ok}):")
         lines.append(f"        return {k}")
     lines.append("    return -1")
@@ -658,6 +744,11 @@ def precondition_message(func_name, p, names, values):
                    if a[0] == "var"}, key=lambda v: v.name)
     given = ", ".join(f"{v.name} = {env[v]}" for v in used if v in env)
     what = "writes" if p.write else "reads"
+    if p.dtype:
+        return (f"{func_name}: the index arithmetic {p.access} ranges over [{lo}, {hi}]"
+                + (f" (with {given})" if given else "") +
+                f", beyond {p.dtype}: it would wrap around; declare the sizes as "
+                f"te.var(name, 'int64') or pass smaller arrays")
     return (f"{func_name}: {what} {p.access}, whose index {p.index} in dimension {p.dim} of "
             f"{p.buffer} ranges over [{lo}, {hi}], but that dimension has size {size}"
             + (f" (with {given})" if given else "") +

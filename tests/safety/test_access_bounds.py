@@ -580,3 +580,114 @@ def test_and_or_guarding_a_read_are_lazy():
     rc, out = _in_subprocess(code)
     assert rc == 0, out
     assert "[0.0, 1.0, 0.0, 1.0] [1.0, 1.0, 0.0, 1.0]" in out
+
+
+# --------------------------------------------------------------------------- adversarial round
+
+@pytest.mark.parametrize("dtype, size, values", [("uint8", 256, [1, 127, 200, 255]),
+                                                 ("uint16", 65536, [1, 40000, 65535])])
+def test_unsigned_indices_are_zero_extended(dtype, size, values):
+    code = f"""
+        idx = te.placeholder(({len(values)},), {dtype!r}, name="Idx")
+        A = te.placeholder(({size},), name="A")
+        B = te.compute(({len(values)},), lambda i: A[idx[i]], name="B")
+        f = te.build(te.create_schedule(B.op), [idx, A, B])
+        b = guarded_empty({len(values)})
+        f(guarded_array(np.array({values}, {dtype!r})),
+          guarded_array(np.arange({size}, dtype="float32"), at="start"), b)
+        print(b.tolist())
+    """
+    rc, out = _in_subprocess(code)
+    assert rc == 0, out
+    assert str([float(v) for v in values]) in out
+
+
+def test_wrapping_casts_in_indices_are_not_proved():
+    n = te.var("n")
+    A = te.placeholder((128,), name="A")
+    B = te.compute((200,), lambda i: A[i.astype("int8")], name="B")
+    f = te.build(te.create_schedule(B.op), [A, B])
+    with pytest.raises(ArgumentError, match=r"ranges over \[-128, 127\]"):
+        f(np.zeros(128, "float32"), np.zeros(200, "float32"))
+    A2 = te.placeholder((11,), name="A")
+    C = te.compute((16,), lambda i: A2[(i - 5).astype("uint32")], name="C")
+    g = te.build(te.create_schedule(C.op), [A2, C])
+    with pytest.raises(ArgumentError, match=r"ranges over \[0, 4294967295\]"):
+        g(np.zeros(11, "float32"), np.zeros(16, "float32"))
+    del n
+
+
+def test_index_arithmetic_that_wraps():
+    from te import ScheduleError
+    A = te.placeholder((3,), name="A")
+    B = te.compute((8,), lambda i: A[(i + 2147483647) // 1073741824], name="B")
+    with pytest.raises(ScheduleError, match=r"computes i \+ 2147483647, which ranges over "
+                                            r"\[2147483647, 2147483654\] and wraps around in "
+                                            r"int32; compute the index in int64"):
+        te.build(te.create_schedule(B.op), [A, B])
+    n, m = te.var("n"), te.var("m")
+    A2 = te.placeholder((m,), name="A")
+    C = te.compute((n,), lambda i: te.if_then_else(i * n < m, A2[i * n], 0.0), name="C")
+    f = te.build(te.create_schedule(C.op), [A2, C])
+    with pytest.raises(ArgumentError, match=r"the index arithmetic i \* n ranges over "
+                                            r"\[0, 4294901760\] \(with n = 65536\), beyond "
+                                            r"int32"):
+        f(np.zeros(10, "float32"), np.zeros(65536, "float32"))
+    c = np.empty(4, "float32")
+    f(np.arange(10, dtype="float32"), c)
+    np.testing.assert_array_equal(c, [0, 4, 8, 0])
+    A3 = te.placeholder((3,), name="A")
+    D = te.compute((100,), lambda i: te.if_then_else(i + 2147483600 < 2147483603, A3[i], 0.0),
+                   name="D")
+    g = te.build(te.create_schedule(D.op), [A3, D])     # the guard wraps: not a fact
+    with pytest.raises(ArgumentError, match=r"reads A\[i\]"):
+        g(np.zeros(3, "float32"), np.zeros(100, "float32"))
+
+
+def test_floormod_by_a_zero_size():
+    n, m = te.var("n"), te.var("m")
+    A = te.placeholder((n,), name="A")
+    W = te.placeholder((m,), name="W")
+    C = te.compute((n,), lambda i: A[i] + W[i % m], name="C")
+    f = te.build(te.create_schedule(C.op), [A, W, C])
+    with pytest.raises(ArgumentError, match=r"reads W\[i % m\].* ranges over \[0, 0\], but "
+                                            r"that dimension has size 0"):
+        f(np.zeros(4, "float32"), np.zeros(0, "float32"), np.zeros(4, "float32"))
+    c = np.empty(5, "float32")
+    f(np.ones(5, "float32"), np.array([10, 20], "float32"), c)
+    np.testing.assert_array_equal(c, [11, 21, 11, 21, 11])
+
+
+@pytest.mark.parametrize("form", ["eq", "ne", "any", "any_eq"])
+def test_guards_from_equalities_and_any(form):
+    n = te.var("n")
+    A = te.placeholder((n,), name="A")
+    body = {
+        "eq": lambda i: te.if_then_else(i == 0, 0.0, A[i - 1]),
+        "ne": lambda i: te.if_then_else(i != 0, A[i - 1], 0.0),
+        "any": lambda i: te.if_then_else(te.any(i < 1, i > n - 2), 0.0, A[i - 1] + A[i + 1]),
+        "any_eq": lambda i: te.if_then_else(te.any(i == 0, i == n - 1), 0.0,
+                                            A[i - 1] + A[i + 1]),
+    }[form]
+    B = te.compute((n,), body, name="B")
+    s = te.create_schedule(B.op)
+    assert not te.lower(s, [A, B]).preconditions
+    f = te.build(s, [A, B])
+    for k in (1, 2, 6):
+        a = np.random.rand(k).astype("float32")
+        b = guarded_empty(k)
+        f(guarded_array(a, at="start"), b)
+        if form in ("eq", "ne"):
+            want = np.concatenate([[0], a[:-1]])
+        else:
+            want = np.zeros(k, "float32")
+            want[1:-1] = a[:-2] + a[2:]
+        np.testing.assert_allclose(b, want, rtol=1e-6)
+
+
+def test_index_error_reports_the_first_bad_index():
+    s, args = _gather()
+    f = te.build(s, args)
+    with pytest.raises(IndexError, match=r"index 7 is out of bounds .* computing B\[1\]"):
+        f(np.arange(5, dtype="float32"), np.array([0, 7, 1, 9], "int32"),
+          np.empty(4, "float32"))
