@@ -97,8 +97,11 @@ def atoms_of(p):
 class Normalizer:
     """Expressions -> polynomials. ``lets``: Var -> polynomial of its value."""
 
-    def __init__(self, lets=None):
+    def __init__(self, lets=None, whole_divisions=False):
         self.lets = lets if lets is not None else {}
+        # keep floordiv(4*i + j, 2) whole instead of 2*i + floordiv(j, 2): a guard on
+        # 4*i + j then bounds the division as one (the split form bounds its parts apart)
+        self.whole = whole_divisions
 
     def __call__(self, e):
         if isinstance(e, IntImm):
@@ -132,7 +135,11 @@ class Normalizer:
                 return atom(("cast", e.dtype, freeze(inner)))     # may wrap around
             return atom(("opaque", _key(e)))
         if isinstance(e, FloorDiv):
-            return self._floordiv(self(e.a), self(e.b))
+            a, b = self(e.a), self(e.b)
+            if self.whole and const_value(b) is not None and const_value(a) is None and \
+                    not all(c % const_value(b) == 0 for c in a.values()):
+                return atom(("floordiv", freeze(a), freeze(b)))
+            return self._floordiv(a, b)
         if isinstance(e, FloorMod):
             a, b = self(e.a), self(e.b)
             bv = const_value(b)
@@ -186,7 +193,10 @@ class Normalizer:
 
 def merge_divmod(p):
     """``k*c*floordiv(x, c) + k*floormod(x, c)`` -> ``k*x`` (a split of a fused axis put
-    back together), for constant and symbolic ``c``."""
+    back together), for constant and symbolic ``c``; and ``floordiv(x + d, c) -
+    floordiv(x, c)`` -> ``floordiv(floormod(x, c) + d, c)`` (an attached region's start
+    taken off an index: the difference is bounded, the two floordivs alone are not)."""
+    p = _merge_floordiv_differences(p)
     mods = [(m, c) for m, c in p.items() if len(m) == 1 and m[0][0] == "floormod"]
     for m, k in mods:
         x, d = m[0][1], m[0][2]
@@ -203,6 +213,26 @@ def merge_divmod(p):
         if p.get(key) == need and m in p:
             p = add(p, {key: need, m: k}, -1)
             p = add(p, scale(thaw(x), k))
+    return p
+
+
+def _merge_floordiv_differences(p):
+    divs = [(m[0], c) for m, c in p.items() if len(m) == 1 and m[0][0] == "floordiv" and
+            const_value(thaw(m[0][2])) is not None and const_value(thaw(m[0][2])) > 0]
+    for (a1, k1) in divs:
+        for (a2, k2) in divs:
+            if a1 is a2 or k1 != -k2 or k1 <= 0 or a1[2] != a2[2]:
+                continue
+            if (a1,) not in p or (a2,) not in p:
+                continue
+            x, d = thaw(a2[1]), sub(thaw(a1[1]), thaw(a2[1]))
+            if const_value(d) is not None and const_value(d) == 0:
+                continue
+            mod = atom(("floormod", a2[1], a2[2]))
+            inner = Normalizer()._floordiv(add(mod, d), thaw(a2[2]))
+            p = add(p, {(a1,): k1, (a2,): k2}, -1)
+            p = add(p, scale(inner, k1))
+            del x
     return p
 
 
@@ -256,6 +286,8 @@ def facts_of(cond, norm, negate=False, bounder=None):
     ``i >= 0`` is ``i >= 1``): ``bounder`` gives that range."""
     def rec(c, neg):
         return facts_of(c, norm, neg, bounder)
+    if isinstance(cond, IntImm):
+        return [const(1)] if bool(cond.value) == negate else []     # never holds: 1 <= 0
     if isinstance(cond, Not):
         return rec(cond.a, not negate)
     if isinstance(cond, And) and not negate:
@@ -522,6 +554,12 @@ class Bounder:
         yv = const_value(y)
         if kind == "floormod":
             if yv is not None and yv > 0:
+                # x in one period [k*y, k*y + y) (by its bounds, guards included): x - k*y
+                xl, xh = self.best(x, -1, depth + 1), self.best(x, 1, depth + 1)
+                vl = const_value(xl) if xl is not None else None
+                vh = const_value(xh) if xh is not None else None
+                if vl is not None and vh is not None and vl // yv == vh // yv:
+                    return const((vl if side < 0 else vh) - vl // yv * yv)
                 return const(0 if side < 0 else yv - 1)
             if self.is_param_level(y) and self.is_nonneg(y):
                 # x % 0 is 0 (the compiled code's rule): [0, max(y - 1, 0)]

@@ -344,6 +344,8 @@ class _Walker:
         and proofs are recorded on the way."""
         if buf is self.error_marker or not indices:
             return []
+        if any(ab.const_value(f) is not None and ab.const_value(f) > 0 for f in self.facts):
+            return []                           # under a guard that is always false
         n = self.norm()
         b = ab.Bounder(list(self.loops), self.params, self.nonneg, self.facts)
         b.loops = self.loops
@@ -366,6 +368,10 @@ class _Walker:
                 sp = b.bound(sp, -1)            # an allocation sized by an outer loop
             lo = b.candidates(p, -1, self.facts)
             hi = b.candidates(p, 1, self.facts)
+            if any(a[0] == "floordiv" for a in _all_atoms(p)):
+                whole = ab.Normalizer(dict(self.lets), whole_divisions=True)(index)
+                lo += [c for c in b.candidates(whole, -1, self.facts) if c not in lo]
+                hi += [c for c in b.candidates(whole, 1, self.facts) if c not in hi]
             # an index whose arithmetic may wrap is checked in the kernel, on its value:
             # its bounds (exact integers) do not hold
             wraps = not self._no_overflow(index, _access_text(buf, indices))
