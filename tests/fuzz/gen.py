@@ -317,6 +317,12 @@ class _Exprs:
             return node
         self.p.features.add("cast")
         if dtypes.is_float(node.dt) and dtypes.is_int(dt):
+            if not node.exact:
+                # an inexact float (a quotient, a sum in another order) may round to either
+                # side of an integer: truncating it compares orders of summation, not the
+                # compiler (F9). Its sign is robust enough only at 0: cast an exact 0 of it.
+                node = Node(f"({node.te} * te.const(0.0, {node.dt!r}))",
+                            f"({node.np} * np.{node.dt}(0.0))", node.dt, 0.0, True, 0)
             lo, hi = (dtypes.min_value(dt), dtypes.max_value(dt)) if dt not in (
                 "int32", "int64") else (-1000, 1000)
             te_c = (f"te.min(te.max({node.te}, te.const({float(lo)!r}, {node.dt!r})), "
