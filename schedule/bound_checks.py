@@ -125,6 +125,10 @@ def _bind_error(body, marker, err):
     return replace_buffers(body, {marker: err})
 
 
+class _NeedsGuard(Exception):
+    """Ends a dry walk at the first read that needs the select's condition."""
+
+
 class _Walker:
     def __init__(self, params, nonneg):
         self.params = params
@@ -139,6 +143,10 @@ class _Walker:
         self.in_vector = 0
         self.fast = {}              # checked statement -> its branch-free twin
         self.lazy = set()           # Selects that guard a read: made if_then_else
+        self.dry = False            # in _needs_guard's walk
+        self._memo = {}             # _access results
+        self._overflow_memo = {}    # _no_overflow results (they keep their node alive)
+        self._fkeys = {}            # id(facts list) -> (the list, its key)
 
     def norm(self):
         return ab.Normalizer(dict(self.lets))
@@ -232,7 +240,7 @@ class _Walker:
             c, t, f = (e.condition, e.true_value, e.false_value) if isinstance(e, Select) \
                 else e.args
             self._expr(c, conds, checks, owner)
-            if isinstance(e, Select) and self._needs_guard(t, f, owner):
+            if isinstance(e, Select) and not self.dry and self._needs_guard(t, f, owner, c):
                 self.lazy.add(e)            # evaluated eagerly, a side would read outside
             n = self.norm()
             self._guarded(t, conds + [c], self._facts(c, n), checks, owner)
@@ -243,7 +251,7 @@ class _Walker:
             # both sides are evaluated (an i1 and/or); one whose reads are in bounds only
             # when the other holds becomes a lazy if_then_else
             self._expr(e.a, conds, checks, owner)
-            if self._needs_guard(e.b, None, owner):
+            if not self.dry and self._needs_guard(e.b, None, owner, e.a):
                 self.lazy.add(e)
             guard = e.a if isinstance(e, And) else Not(e.a, "bool")
             self._guarded(e.b, conds + [guard],
@@ -279,6 +287,17 @@ class _Walker:
         otherwise, with a call-time check recorded for bounds that are formulas. With
         ``access`` (an index), arithmetic that wraps on every run is refused: the lowering
         passes, like the math of the bounds, take integers as exact."""
+        key = (id(e), access is not None, tuple(self.loops), tuple(self.lets))
+        hit = self._overflow_memo.get(key)
+        if hit is not None:
+            self.preconditions.extend(hit[1])
+            return hit[0]
+        start = len(self.preconditions)
+        ok = self._no_overflow_uncached(e, access)
+        self._overflow_memo[key] = (ok, self.preconditions[start:], e)
+        return ok
+
+    def _no_overflow_uncached(self, e, access):
         from te.dtypes import is_int, max_value, min_value
         ok = True
         b = None
@@ -298,7 +317,9 @@ class _Walker:
             vl, vh = ab.const_value(lo), ab.const_value(hi)
             if vl is not None and vh is not None:
                 fits = dmin <= vl and vh <= dmax
-                if not fits and access is not None:
+                from_data = any(a[0] in ("data", "opaque", "cast", "castb")
+                                for a in _all_atoms(p))
+                if not fits and access is not None and not from_data:
                     from .stage import ScheduleError
                     raise ScheduleError(
                         f"the index {e} of {access} computes {node}, which ranges over "
@@ -317,17 +338,31 @@ class _Walker:
                 least=dmin, dtype=node.dtype))
         return ok
 
-    def _needs_guard(self, t, f, owner):
+    def _needs_guard(self, t, f, owner, cond=None):
         """Whether a read in ``t`` or ``f`` is in bounds only under the select's condition."""
+        # the condition's facts can only matter to reads whose indices share a variable
+        # with it (a fact bounds an index through a common term)
+        if cond is not None:
+            cvars = set(free_vars(cond))
+            if not any(cvars.intersection(free_vars(i)) for x in (t, f) if x is not None
+                       for ld in _loads_in(x) for i in ld.indices):
+                return False
+        # a dry walk (nested selects are not asked again: asking at every level was
+        # exponential in the nesting depth)
         saved = (self.preconditions, self.sites, self.fast)
         self.preconditions, self.sites, self.fast = [], [], {}
+        self.dry = True
         try:
             scratch = []
-            for x in (t, f):
-                if x is not None:
-                    self._expr(x, [], scratch, owner)
-            return bool(scratch or self.preconditions)
+            try:
+                for x in (t, f):
+                    if x is not None:
+                        self._expr(x, [], scratch, owner)
+            except _NeedsGuard:
+                return True
+            return bool(scratch or any(not p.dtype for p in self.preconditions))
         finally:
+            self.dry = False
             self.preconditions, self.sites, self.fast = saved
 
     def _guarded(self, e, conds, facts, checks, owner):
@@ -341,9 +376,30 @@ class _Walker:
     # ------------------------------------------------------------------ one access
     def _access(self, buf, indices, conds, owner, write, node=None):
         """In-kernel checks (conditions) for the dimensions of one access; preconditions
-        and proofs are recorded on the way."""
+        and proofs are recorded on the way. The same access under the same loops, facts
+        and lets is analysed once (selects repeat their operands many times)."""
         if buf is self.error_marker or not indices:
             return []
+        if id(self.facts) not in self._fkeys:
+            self._fkeys[id(self.facts)] = (self.facts, frozenset(ab.freeze(f)
+                                                                 for f in self.facts))
+        key = (id(node), id(owner), tuple(id(c) for c in conds), tuple(self.loops),
+               self._fkeys[id(self.facts)][1], tuple(self.lets), self.unchecked, self.dry)
+        hit = self._memo.get(key)
+        if hit is not None:
+            checks, pre = hit[0], hit[1]
+            if self.dry and (checks or any(not p.dtype for p in pre)):
+                raise _NeedsGuard()
+            self.preconditions.extend(pre)
+            return list(checks)
+        start = len(self.preconditions)
+        out = self._access_uncached(buf, indices, conds, owner, write, node)
+        self._memo[key] = (list(out), self.preconditions[start:], node, owner, conds)
+        if self.dry and (out or any(not p.dtype for p in self.preconditions[start:])):
+            raise _NeedsGuard()             # the dry walk has its answer
+        return out
+
+    def _access_uncached(self, buf, indices, conds, owner, write, node):
         if any(ab.const_value(f) is not None and ab.const_value(f) > 0 for f in self.facts):
             return []                           # under a guard that is always false
         n = self.norm()
@@ -613,6 +669,13 @@ class _LazySelects(IRMutator):
         if node in self.selects:
             return Call("if_then_else", (new.a, te_const(True, "bool"), new.b), "bool")
         return new
+
+
+def _loads_in(e):
+    from .functor import post_order_visit
+    found = []
+    post_order_visit(e, lambda n: found.append(n) if isinstance(n, BufferLoad) else None)
+    return found
 
 
 def _reads(e) -> bool:
