@@ -313,6 +313,14 @@ class _Walker:
             if lo is None or hi is None:
                 ok = False
                 continue
+            if any(a[0] in ("data", "opaque", "cast", "castb") for a in _all_atoms(p)):
+                # arithmetic on values read from memory: its range is the dtype's, not a
+                # call-time condition; an index of it is checked in the kernel
+                vl, vh = ab.const_value(lo), ab.const_value(hi)
+                if vl is None or vh is None or not (min_value(node.dtype) <= vl and
+                                                    vh <= max_value(node.dtype)):
+                    ok = False
+                    continue
             dmin, dmax = min_value(node.dtype), max_value(node.dtype)
             vl, vh = ab.const_value(lo), ab.const_value(hi)
             if vl is not None and vh is not None:
