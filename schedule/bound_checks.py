@@ -313,7 +313,7 @@ class _Walker:
             if lo is None or hi is None:
                 ok = False
                 continue
-            if any(a[0] in ("data", "opaque", "cast", "castb") for a in _all_atoms(p)):
+            if any(a[0] in ("data", "opaque") for a in _all_atoms(p)):
                 # arithmetic on values read from memory: its range is the dtype's, not a
                 # call-time condition; an index of it is checked in the kernel
                 vl, vh = ab.const_value(lo), ab.const_value(hi)
