@@ -25,7 +25,7 @@ import time
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bench_util import measure  # noqa: E402,F401  (puts the repository on sys.path)
+import bench_util  # noqa: E402,F401  (puts the repository on sys.path)
 
 import te  # noqa: E402
 from schedule import config  # noqa: E402

@@ -436,7 +436,7 @@ def _dim_evaluator(dim):
     from schedule import access_bounds as ab
     from schedule.simplify import simplify
     from te.expr import const
-    from te.functor import substitute
+    from te.functor import free_vars, substitute
     poly = ab.Normalizer()(dim)
     names = {}
 
@@ -444,13 +444,13 @@ def _dim_evaluator(dim):
         return names.setdefault(v, f"V{len(names)}")
     try:
         src = ab.py_source(poly, lambda v: f"env[{name(v)}]")
-    except (TypeError, IndexError):
+    except (TypeError, IndexError):     # an atom without a Python form (a call, a load)
         src = None
     atoms = [a for m in poly for a in m]
     if src is None or any(a[0] not in ("var", "floordiv", "floormod", "min", "max", "cast")
                           for a in atoms):
         def slow(env):                  # an expression the evaluator does not know
-            for v in __import__("te").functor.free_vars(dim):
+            for v in free_vars(dim):
                 env[v]                  # KeyError for an unbound variable
             val = simplify(substitute(dim, {v: const(x, v.dtype) for v, x in env.items()}))
             return val.value

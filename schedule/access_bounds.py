@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from te import dtypes
 from te.expr import (EQ, Expr, GE, GT, LE, LT, NE, Add, And, Call, Cast, FloorDiv, FloorMod, IntImm,
-                     Let, Max, Min, Mul, Not, Or, Select, Sub, Var)
+                     Let, Max, Min, Mul, Not, Or, Sub, Var)
 
 from .ir import Broadcast, BufferLoad, Ramp
 
@@ -338,8 +338,8 @@ def facts_of(cond, norm, negate=False, bounder=None):
 # ----------------------------------------------------------------------------- bounds
 
 class Bounder:
-    """Bounds of polynomials over the loop variables in ``loops`` (innermost last: Var ->
-    (min polynomial, extent polynomial)), leaving only ``params`` (``nonneg``: those known
+    """Bounds of polynomials over the loop variables in ``loops`` (a dict, innermost last:
+    Var -> (min polynomial, extent polynomial)), leaving only ``params`` (``nonneg``: those known
     to be >= 0, such as shape variables)."""
 
     def __init__(self, loops, params, nonneg, facts=()):

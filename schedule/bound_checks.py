@@ -151,6 +151,10 @@ class _Walker:
     def norm(self):
         return ab.Normalizer(dict(self.lets))
 
+    def _bounder(self, facts=()):
+        """Bounds under the enclosing loops (and ``facts``)."""
+        return ab.Bounder(self.loops, self.params, self.nonneg, facts)
+
     # ------------------------------------------------------------------ statements
     def stmt(self, s):
         if isinstance(s, SeqStmt):
@@ -277,10 +281,7 @@ class _Walker:
         ``i + 2147483600 < 2147483603`` holds again past the wrap: its fact would lie)."""
         if not self._no_overflow(cond):
             return []
-        b = ab.Bounder(list(self.loops), self.params, self.nonneg)
-        b.loops = self.loops
-        b.order = {v: k for k, v in enumerate(self.loops)}
-        return ab.facts_of(cond, norm, negate, b)
+        return ab.facts_of(cond, norm, negate, self._bounder())
 
     def _no_overflow(self, e, access=None) -> bool:
         """False when integer arithmetic in ``e`` may wrap (provably, or unboundedly); True
@@ -305,9 +306,7 @@ class _Walker:
             if not is_int(node.dtype) or node.dtype.startswith("uint"):
                 continue
             if b is None:
-                b = ab.Bounder(list(self.loops), self.params, self.nonneg)
-                b.loops = self.loops
-                b.order = {v: k for k, v in enumerate(self.loops)}
+                b = self._bounder()
             p = self.norm()(node)
             lo, hi = b.bound(p, -1), b.bound(p, 1)
             if lo is None or hi is None:
@@ -411,9 +410,7 @@ class _Walker:
         if any(ab.const_value(f) is not None and ab.const_value(f) > 0 for f in self.facts):
             return []                           # under a guard that is always false
         n = self.norm()
-        b = ab.Bounder(list(self.loops), self.params, self.nonneg, self.facts)
-        b.loops = self.loops
-        b.order = {v: k for k, v in enumerate(self.loops)}
+        b = self._bounder(self.facts)
         extents = []
         for v, (vmin, vext) in self.loops.items():
             hi = b.bound(vext, 1)
@@ -472,7 +469,7 @@ class _Walker:
         k = len(self.sites)
         # the element being computed, when its indices read nothing (they could read
         # through the failed index itself)
-        computing = isinstance(owner, BufferStore) and not any(_reads(i) for i in owner.indices)
+        computing = isinstance(owner, BufferStore) and not any(_loads_in(i) for i in owner.indices)
         pos = tuple(owner.indices[:ERROR_SLOTS - 3]) if computing else ()
         where = f"{owner.buffer.name}[{', '.join(str(i) for i in owner.indices)}]" \
             if computing else ""
@@ -684,13 +681,6 @@ def _loads_in(e):
     found = []
     post_order_visit(e, lambda n: found.append(n) if isinstance(n, BufferLoad) else None)
     return found
-
-
-def _reads(e) -> bool:
-    from .functor import post_order_visit
-    found = []
-    post_order_visit(e, lambda n: found.append(1) if isinstance(n, BufferLoad) else None)
-    return bool(found)
 
 
 def _uses_buffer(node, buf):

@@ -471,16 +471,40 @@ def test_select_reads_only_the_chosen_side():
         A = te.placeholder((n,), name="A")
         Q = te.compute((n + 4,), lambda i: te.select(te.all(i >= 2, i < n + 2), A[i - 2], 0.0),
                        name="Q")
-        f = te.build(te.create_schedule(Q.op), [A, Q])
-        for at in ("start", "end"):
-            a = guarded_array(np.arange(16, dtype="float32"), at=at)
-            q = guarded_empty(20)
-            f(a, q)
-            print(at, q.tolist() == [0, 0] + list(range(16)) + [0, 0])
+        scalar = te.create_schedule(Q.op)
+        vector = te.create_schedule(Q.op)
+        _, inner = vector[Q].split(Q.op.axis[0], factor=8)
+        vector[Q].vectorize(inner)          # a vector select read A[-2..5] in every lane
+        for name, s in (("scalar", scalar), ("vector", vector)):
+            f = te.build(s, [A, Q])
+            assert "if_then_else" in str(f.lowered) and "select(" not in str(f.lowered)
+            for at in ("start", "end"):
+                a = guarded_array(np.arange(16, dtype="float32"), at=at)
+                q = guarded_empty(20)
+                f(a, q)
+                print(name, at, q.tolist() == [0, 0] + list(range(16)) + [0, 0])
     """
     rc, out = _in_subprocess(code)
     assert rc == 0, out
-    assert "start True" in out and "end True" in out
+    for name in ("scalar", "vector"):
+        assert f"{name} start True" in out and f"{name} end True" in out
+
+
+def test_select_of_reads_in_bounds_stays_a_vector_select():
+    n = te.var("n")
+    A = te.placeholder((n,), name="A")
+    B = te.placeholder((n,), name="B")
+    R = te.compute((n,), lambda i: te.select(A[i] > 0, A[i], B[i]), name="R")
+    s = te.create_schedule(R.op)
+    _, inner = s[R].split(R.op.axis[0], factor=8)
+    s[R].vectorize(inner)
+    f = te.build(s, [A, B, R])
+    assert "select(A[ramp(" in str(f.lowered)
+    a = np.random.randn(20).astype("float32")
+    b = np.random.randn(20).astype("float32")
+    r = np.empty(20, "float32")
+    f(a, b, r)
+    np.testing.assert_array_equal(r, np.where(a > 0, a, b))
 
 
 def test_int64_reduction_init_loop_is_int64_and_not_refused():
@@ -603,7 +627,6 @@ def test_unsigned_indices_are_zero_extended(dtype, size, values):
 
 
 def test_wrapping_casts_in_indices_are_not_proved():
-    n = te.var("n")
     A = te.placeholder((128,), name="A")
     B = te.compute((200,), lambda i: A[i.astype("int8")], name="B")
     f = te.build(te.create_schedule(B.op), [A, B])
@@ -614,7 +637,6 @@ def test_wrapping_casts_in_indices_are_not_proved():
     g = te.build(te.create_schedule(C.op), [A2, C])
     with pytest.raises(ArgumentError, match=r"ranges over \[0, 4294967295\]"):
         g(np.zeros(11, "float32"), np.zeros(16, "float32"))
-    del n
 
 
 def test_index_arithmetic_that_wraps():
