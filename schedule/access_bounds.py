@@ -97,8 +97,12 @@ def atoms_of(p):
 class Normalizer:
     """Expressions -> polynomials. ``lets``: Var -> polynomial of its value."""
 
-    def __init__(self, lets=None, whole_divisions=False):
+    def __init__(self, lets=None, whole_divisions=False, loops=None):
         self.lets = lets if lets is not None else {}
+        # Var -> (min poly, extent poly) of the enclosing loops: x % c and x // c of an x
+        # that stays in one period are written without the atom (x - k*c, k), so that a
+        # guard simplified that way and an index that was not meet as the same polynomial
+        self.loops = loops
         # keep floordiv(4*i + j, 2) whole instead of 2*i + floordiv(j, 2): a guard on
         # 4*i + j then bounds the division as one (the split form bounds its parts apart)
         self.whole = whole_divisions
@@ -136,6 +140,9 @@ class Normalizer:
             return atom(("opaque", _key(e)))
         if isinstance(e, FloorDiv):
             a, b = self(e.a), self(e.b)
+            k = self._one_period(a, b)
+            if k is not None:
+                return const(k)
             if self.whole and const_value(b) is not None and const_value(a) is None and \
                     not all(c % const_value(b) == 0 for c in a.values()):
                 return atom(("floordiv", freeze(a), freeze(b)))
@@ -145,6 +152,9 @@ class Normalizer:
             bv = const_value(b)
             if bv is not None and bv > 0 and all(c % bv == 0 for m, c in a.items() if m):
                 return const(a.get((), 0) % bv)
+            k = self._one_period(a, b)
+            if k is not None:
+                return add(a, const(-k * bv))
             return atom(("floormod", freeze(a), freeze(b)))
         if isinstance(e, (Min, Max)):
             a, b = self(e.a), self(e.b)
@@ -163,6 +173,27 @@ class Normalizer:
         if isinstance(e, Ramp) or isinstance(e, Broadcast):
             return atom(("opaque", _key(e)))
         return atom(("opaque", _key(e)))
+
+    def _one_period(self, a, b):
+        """k when ``a`` lies in [k*b, k*b + b) for constant b > 0 over the enclosing loops'
+        constant ranges, else None."""
+        bv = const_value(b)
+        if not self.loops or bv is None or bv <= 0 or const_value(a) is not None:
+            return None
+        lo = hi = 0
+        for m, c in a.items():
+            if not m:
+                lo, hi = lo + c, hi + c
+                continue
+            if len(m) != 1 or m[0][0] != "var" or m[0][1] not in self.loops:
+                return None
+            vmin, vext = self.loops[m[0][1]]
+            mn, ext = const_value(vmin), const_value(vext)
+            if mn is None or ext is None or ext <= 0:
+                return None
+            ends = (c * mn, c * (mn + ext - 1))
+            lo, hi = lo + min(ends), hi + max(ends)
+        return lo // bv if lo // bv == hi // bv else None
 
     def _floordiv(self, a, b):
         bv = const_value(b)
@@ -279,13 +310,15 @@ def _dtype_range(dtype):
 
 # ----------------------------------------------------------------------------- facts
 
-def facts_of(cond, norm, negate=False, bounder=None):
+def facts_of(cond, norm, negate=False, bounder=None, usable=None):
     """Polynomials ``f`` with ``f <= 0`` whenever ``cond`` (or ``not cond``) holds.
 
     ``x != c`` says something when ``c`` is an end of ``x``'s range (``i != 0`` over
-    ``i >= 0`` is ``i >= 1``): ``bounder`` gives that range."""
+    ``i >= 0`` is ``i >= 1``): ``bounder`` gives that range. ``usable(comparison)``, when
+    given, says whether a comparison's fact may be taken (its arithmetic cannot wrap); one
+    conjunct that may wrap leaves the facts of the others."""
     def rec(c, neg):
-        return facts_of(c, norm, neg, bounder)
+        return facts_of(c, norm, neg, bounder, usable)
     if isinstance(cond, IntImm):
         return [const(1)] if bool(cond.value) == negate else []     # never holds: 1 <= 0
     if isinstance(cond, Not):
@@ -307,6 +340,8 @@ def facts_of(cond, norm, negate=False, bounder=None):
         return []
     if not isinstance(cond, (LT, LE, GT, GE, EQ, NE)) or not dtypes.is_int(cond.a.dtype) or \
             not dtypes.is_int(cond.b.dtype):
+        return []
+    if usable is not None and not usable(cond):
         return []
     a, b = norm(cond.a), norm(cond.b)
     cls = type(cond)
@@ -457,6 +492,16 @@ class Bounder:
         if v in self._loop_vars(direct):
             return None
         s = self.sign(direct) if self.is_param_level(direct) else _const_sign(direct)
+        vmin, vext = self.loops[v]
+        last = add(add(vmin, vext), const(-1))
+        if s is None and self.is_param_level(direct):
+            # a coefficient of unknown sign (a size formula that may be negative): linear in
+            # v, so the bound is at one of v's ends, whichever is larger (smaller)
+            ends = [self.bound(add(mul(direct, e), rest), side, depth + 1)
+                    for e in (vmin, last)]
+            if any(e is None for e in ends):
+                return None
+            return _minmax("max" if side > 0 else "min", ends[0], ends[1])
         if s is None:
             # the coefficient depends on outer loops: bound both ends
             lo_c, hi_c = self.bound(direct, -1, depth + 1), self.bound(direct, 1, depth + 1)
@@ -466,8 +511,6 @@ class Bounder:
                 -1 if self.sign(hi_c) == -1 else None)
             if s is None:
                 return None
-        vmin, vext = self.loops[v]
-        last = add(add(vmin, vext), const(-1))
         pick = last if s * side > 0 else vmin
         return self.bound(add(mul(direct, pick), rest), side, depth + 1)
 

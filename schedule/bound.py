@@ -161,6 +161,20 @@ class StageBound:
     clip: dict = field(default_factory=dict)   # root IterVar -> domain extent to guard against
 
 
+def shift_splits(bounds) -> list:
+    """(stage name, axis name, extent, factor) of every ``tail="shift"`` split whose extent
+    is not a constant: a call with an extent between 1 and factor - 1 would shift the last
+    piece below the axis's start (a call-time condition)."""
+    out = []
+    for stage, sb in bounds.items():
+        for rel in getattr(stage, "relations", ()):
+            if isinstance(rel, Split) and rel.tail == "shift" and rel.parent in sb.extents:
+                ext, factor = simplify(sb.extents[rel.parent]), simplify(sb.extents[rel.inner])
+                if not (isinstance(ext, IntImm) and isinstance(factor, IntImm)):
+                    out.append((stage.op.name, rel.parent.var.name, ext, factor))
+    return out
+
+
 def loop_ranges(bounds) -> dict:
     """Inclusive constant ranges of every loop variable (non-constant extents: (0, inf))."""
     ranges = {}

@@ -54,6 +54,7 @@ class Precondition:
     write: bool
     least: int = 0              # the lowest valid value (0 for an index)
     dtype: str = ""             # set for an overflow check: the arithmetic's dtype
+    shift: tuple = ()           # set for a tail="shift" split: (stage, axis, factor text)
 
 
 @dataclass(frozen=True, eq=False)
@@ -85,11 +86,13 @@ class CheckSite:
                 f"must be in [0, {size})")
 
 
-def insert_bound_checks(func, fast=True):
+def insert_bound_checks(func, fast=True, shifts=()):
     """``func`` with ``preconditions`` and ``check_sites`` set, and its body checked.
 
     ``fast``: run a branch-free twin of the body first and the checked body only when an index
-    failed (the CPU); without it (the GPU) the checked body runs alone."""
+    failed (the CPU); without it (the GPU) the checked body runs alone. ``shifts``: (stage,
+    axis, extent, factor) of ``tail="shift"`` splits with symbolic extents (each gets the
+    call-time condition ``extent <= 0 or extent >= factor``)."""
     params = set(p for p in func.params if isinstance(p, Var))
     nonneg = set()
     for p in func.params:
@@ -98,6 +101,7 @@ def insert_bound_checks(func, fast=True):
                 nonneg.update(free_vars(d))
     params |= nonneg
     w = _Walker(params, nonneg)
+    _shift_conditions(w, shifts)
     body = w.stmt(func.body)
     if w.lazy:
         lazy = _LazySelects(w.lazy)
@@ -118,6 +122,21 @@ def insert_bound_checks(func, fast=True):
         out = dataclasses.replace(out, params=list(out.params) + [err], index_error=err)
         out.body = _bind_error(out.body, w.error_marker, err)
     return out
+
+
+def _shift_conditions(w, shifts):
+    """A call-time precondition per shifted split whose extent and factor are formulas of the
+    parameters: ``extent - factor >= 0`` unless the axis is empty. (Other ones, sized by
+    outer loops, are left to the access checks.)"""
+    b = ab.Bounder({}, w.params, w.nonneg)
+    for stage, axis, extent, factor in shifts:
+        n = ab.Normalizer()
+        e, f = n(extent), n(factor)
+        if not (b.is_param_level(e) and b.is_param_level(f)):
+            continue
+        w.preconditions.append(Precondition(
+            stage, 0, axis, str(extent), (ab.sub(e, f),), (ab.const(0),), ab.const(1),
+            (e,), False, shift=(stage, axis, str(factor))))
 
 
 def _bind_error(body, marker, err):
@@ -149,7 +168,7 @@ class _Walker:
         self._fkeys = {}            # id(facts list) -> (the list, its key)
 
     def norm(self):
-        return ab.Normalizer(dict(self.lets))
+        return ab.Normalizer(dict(self.lets), loops=self.loops)
 
     def _bounder(self, facts=()):
         """Bounds under the enclosing loops (and ``facts``)."""
@@ -279,9 +298,7 @@ class _Walker:
     def _facts(self, cond, norm, negate=False):
         """The facts of ``cond``, or none when its arithmetic may wrap around (a guard
         ``i + 2147483600 < 2147483603`` holds again past the wrap: its fact would lie)."""
-        if not self._no_overflow(cond):
-            return []
-        return ab.facts_of(cond, norm, negate, self._bounder())
+        return ab.facts_of(cond, norm, negate, self._bounder(), usable=self._no_overflow)
 
     def _no_overflow(self, e, access=None) -> bool:
         """False when integer arithmetic in ``e`` may wrap (provably, or unboundedly); True
@@ -430,7 +447,8 @@ class _Walker:
             lo = b.candidates(p, -1, self.facts)
             hi = b.candidates(p, 1, self.facts)
             if any(a[0] == "floordiv" for a in _all_atoms(p)):
-                whole = ab.Normalizer(dict(self.lets), whole_divisions=True)(index)
+                whole = ab.Normalizer(dict(self.lets), whole_divisions=True,
+                                         loops=self.loops)(index)
                 lo += [c for c in b.candidates(whole, -1, self.facts) if c not in lo]
                 hi += [c for c in b.candidates(whole, 1, self.facts) if c not in hi]
             # an index whose arithmetic may wrap is checked in the kernel, on its value:
@@ -811,6 +829,14 @@ def precondition_message(func_name, p, names, values):
                    if a[0] == "var"}, key=lambda v: v.name)
     given = ", ".join(f"{v.name} = {env[v]}" for v in used if v in env)
     what = "writes" if p.write else "reads"
+    if p.shift:
+        stage, axis, factor = p.shift
+        return (f"{func_name}: stage {stage} splits axis {axis} with tail='shift' and "
+                f"factor {factor}, but the axis has {val(p.extents[0])} values"
+                + (f" (with {given})" if given else "") +
+                f", fewer than the factor: the shifted last piece would start before the "
+                f"axis; pass arrays where {axis} has at least {factor} values, or split with "
+                "tail='guard'")
     if p.dtype:
         return (f"{func_name}: the index arithmetic {p.access} ranges over [{lo}, {hi}]"
                 + (f" (with {given})" if given else "") +

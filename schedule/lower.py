@@ -14,7 +14,7 @@ from __future__ import annotations
 import dataclasses
 
 from . import config
-from .bound import infer_bound
+from .bound import infer_bound, shift_splits
 from .bound_checks import insert_bound_checks
 from .build_loops import schedule_ops
 from .inline import inline_bodies
@@ -70,7 +70,8 @@ def lower(sch, args, name="main", simple_mode=None, binds=None, debug=None, pass
     bounds = infer_bound(sch, bodies)
     func = schedule_ops(sch, bounds, bodies, list(args), name)
     if config.BOUND_CHECKS:
-        func = insert_bound_checks(func, fast=passes is not GPU_PASSES)
+        func = insert_bound_checks(func, fast=passes is not GPU_PASSES,
+                                   shifts=shift_splits(bounds))
     show = config.DEBUG >= 2 if debug is None else debug
     if config.VERIFY:
         from .verify import verify

@@ -362,3 +362,127 @@ def test_f7_fuzz_seed_3765_unroll_and_fuse():
     s[C].compute_at(s[B], bi)
     verify_schedule(s, [A, B], [np.zeros(0, "float32")], [np.zeros(0, "float32")],
                     lambda a: (a + 1) * 3)
+
+
+# --------------------------------------------------------------------------- F10: false
+# call-time refusals (a guard and an index simplified apart; a conjunct that may wrap voiding
+# the others) and a tail='shift' split shorter than its factor caught late
+
+def _nparts_in_a_fuse(rows):
+    n1 = te.var("n1")
+    k = te.reduce_axis((0, n1), name="k")
+    C = te.compute((rows, 1, n1), lambda i0, i1, i2: te.sum(te.const(0.25, "float32"), axis=k),
+                   name="C")
+    B = te.compute((rows, 1, n1), lambda i0, i1, i2: C[i0, i1, i2] * 2, name="B")
+    s = te.create_schedule(B.op)
+    s[C].split(s[C].leaf_iter_vars[2], nparts=4)
+    s[C].fuse(s[C].leaf_iter_vars[1], s[C].leaf_iter_vars[2])
+    return s, B
+
+
+@pytest.mark.parametrize("n1", [1, 2, 3, 5, 8, 13])
+def test_f10_nparts_split_fused_with_a_unit_axis_is_not_refused(n1):
+    # the guard's `fused % 4` was simplified to `fused` (fused < 4), the index's was not
+    s, B = _nparts_in_a_fuse(3)
+    verify_schedule(s, [B], [], [np.zeros((3, 1, n1), "float32")],
+                    lambda: np.full((3, 1, n1), 0.25 * n1 * 2, "float32"))
+
+
+def test_f10_nparts_split_fused_needs_no_call_time_condition():
+    s, B = _nparts_in_a_fuse(3)
+    pre = te.lower(s, [B]).preconditions
+    assert not [p for p in pre if p.buffer == "C"], [p.access for p in pre]
+
+
+@pytest.mark.parametrize("rows,n1", [(8, 16), (5, 1), (16, 7), (21, 4)])
+def test_f10_rfactor_read_under_a_two_part_guard(rows, n1):
+    # `i0_outer * 16 + i0 < n0 and k_outer_v_outer * (...) + k_outer_v_inner < (n1 + 1) // 2`:
+    # the second conjunct's arithmetic is not proved to fit int32 (n1 may be negative), which
+    # dropped the first conjunct's fact too
+    n0, n1v = te.var("n0", "int64"), te.var("n1")
+    A = te.placeholder((n0,), "int32", name="A")
+    k = te.reduce_axis((0, n1v), name="k")
+    C = te.compute((n0,), lambda i: te.sum(A[i] + k, axis=k), name="C")
+    B = te.compute((n0,), lambda i: C[i] * 2, name="B")
+    s = te.create_schedule(B.op)
+    ko, _ = s[C].split(C.op.reduce_axis[0], factor=2)
+    s.rfactor(C, ko)
+    s[C].split(s[C].leaf_iter_vars[1], nparts=3)
+    s[C].parallel(s[C].leaf_iter_vars[0])
+    bo, _ = s[B].split(B.op.axis[0], factor=16)
+    s[C].compute_at(s[B], bo)
+    a = np.arange(rows, dtype="int32")
+    verify_schedule(s, [A, n1v, B], [a, n1], [np.zeros(rows, "int32")],
+                    lambda a, n1: (2 * (a * n1 + n1 * (n1 - 1) // 2)).astype("int32"))
+
+
+def test_f10_unknown_sign_coefficient_is_bounded_at_both_ends():
+    from schedule import access_bounds as ab
+    n = te.var("n")
+    v = te.var("v")
+    norm = ab.Normalizer()
+    coef = norm((n + 1) // 2)               # may be negative: n is not a size
+    b = ab.Bounder({v: (ab.const(0), ab.const(3))}, {n}, set())
+    p = ab.mul(ab.atom(("var", v)), coef)
+    hi, lo = b.bound(p, 1), b.bound(p, -1)
+    assert hi is not None and lo is not None
+    for nv in (-9, -1, 0, 1, 6):
+        c = (nv + 1) // 2
+        env = lambda x: repr(nv)            # noqa: E731
+        assert eval(ab.py_source(hi, env), dict(ab.PY_HELPERS)) == max(0, 2 * c)
+        assert eval(ab.py_source(lo, env), dict(ab.PY_HELPERS)) == min(0, 2 * c)
+
+
+def _shifted_through_a_cache():
+    n = te.var("n")
+    A = te.placeholder((3, n), "float32", name="A")
+    B = te.compute((3, n), lambda i, j: A[i, j] + 1, name="B")
+    s = te.create_schedule(B.op)
+    s.cache_write(B, "local")
+    s[B].fuse(s[B].leaf_iter_vars[0], s[B].leaf_iter_vars[1])
+    s[B].split(s[B].leaf_iter_vars[0], factor=8, tail="shift")
+    return s, A, B
+
+
+@pytest.mark.parametrize("n", [2, 1])
+def test_f10_shift_shorter_than_the_factor_refused_at_call_time(n):
+    from codegen_llvm import ArgumentError
+    from schedule.interp import run
+    s, A, B = _shifted_through_a_cache()
+    f = te.build(s, [A, B])
+    a, b = np.ones((3, n), "float32"), np.zeros((3, n), "float32")
+    with pytest.raises(ArgumentError) as err:
+        f(a, b)
+    msg = str(err.value)
+    assert "stage B" in msg and "tail='shift'" in msg and "factor 8" in msg
+    assert f"has {3 * n} values" in msg and f"n = {n}" in msg and "tail='guard'" in msg
+    assert not b.any()                      # nothing ran
+    with pytest.raises(ArgumentError):
+        run(te.lower(s, [A, B]), a, b)
+
+
+@pytest.mark.parametrize("n", [0, 3, 5])
+def test_f10_shift_at_least_the_factor_or_empty_runs(n):
+    s, A, B = _shifted_through_a_cache()
+    a = np.random.RandomState(n).rand(3, n).astype("float32")
+    verify_schedule(s, [A, B], [a], [np.zeros((3, n), "float32")], lambda a: a + 1)
+
+
+def test_f10_a_conjunct_that_may_wrap_keeps_the_others_facts():
+    # D[i] * 100000 may wrap int32 (its fact would lie), but i + 2 < n still bounds X[i + 2]:
+    # a call-time proof, no refusal and no kernel check
+    n = te.var("n")
+    X = te.placeholder((n,), "int32", name="X")
+    D = te.placeholder((n,), "int32", name="D")
+    B = te.compute((n,), lambda i: te.if_then_else(
+        te.all(i + 2 < n, D[i] * 100000 < 7), X[i + 2], 0), name="B")
+    s = te.create_schedule(B.op)
+    low = te.lower(s, [X, D, B])
+    assert not [c for c in low.check_sites if c.buffer == "X"]
+    x = np.arange(9, dtype="int32")
+    d = np.array([0, 1, -5, 30000, 0, 0, 2, 0, 0], "int32")
+
+    def ref(x, d):
+        m = (np.arange(9) + 2 < 9) & ((d.astype(np.int64) * 100000).astype(np.int32) < 7)
+        return np.where(m, np.roll(x, -2), 0).astype("int32")
+    verify_schedule(s, [X, D, B], [x, d], [np.zeros(9, "int32")], ref)
