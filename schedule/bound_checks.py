@@ -21,6 +21,7 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 
+from te import dtypes
 from te.expr import (GT, NE, And, Call, Expr, IntImm, Max, Not, Or, Select, Var, cast,
                      const as te_const)
 from te.functor import _fields, free_vars
@@ -357,9 +358,17 @@ class _Walker:
             rl, rh = ab.numeric_range(lo, self.nonneg), ab.numeric_range(hi, self.nonneg)
             if rl is not None and rh is not None and dmin <= rl[0] and rh[1] <= dmax:
                 continue
+            if dtypes.bits(node.dtype) < 32:
+                # 8- and 16-bit arithmetic wraps as values do (numpy's int8 * int8): not a
+                # size that is too large, so not a reason to refuse the call; unproved
+                ok = False
+                continue
+            extents = self._loop_extents(b)
+            if extents is None:
+                continue                    # under a loop that never runs
             self.preconditions.append(Precondition(
-                "", 0, str(node), str(node), (lo,), (hi,), ab.const(dmax + 1), (), False,
-                least=dmin, dtype=node.dtype))
+                "", 0, str(node), str(node), (lo,), (hi,), ab.const(dmax + 1),
+                tuple(extents), False, least=dmin, dtype=node.dtype))
         return ok
 
     def _needs_guard(self, t, f, owner, cond=None):
@@ -428,13 +437,9 @@ class _Walker:
             return []                           # under a guard that is always false
         n = self.norm()
         b = self._bounder(self.facts)
-        extents = []
-        for v, (vmin, vext) in self.loops.items():
-            hi = b.bound(vext, 1)
-            if hi is not None and ab.const_value(hi) is None:
-                extents.append(hi)
-            elif hi is not None and ab.const_value(hi) <= 0:
-                return []                       # a loop around it never runs
+        extents = self._loop_extents(b)
+        if extents is None:
+            return []                           # a loop around it never runs
         out = []
         shape = buf.shape
         if len(indices) != len(shape):      # one flat index into the whole buffer
@@ -469,6 +474,18 @@ class _Walker:
                 continue                        # cannot happen for parameter buffers
             out.append(self._site(buf, d, index, size, indices, conds, owner, write, node))
         return out
+
+    def _loop_extents(self, b):
+        """Upper bounds (formulas) of the enclosing loops' extents: where one is <= 0 at call
+        time, nothing inside runs. None when one is a constant <= 0."""
+        extents = []
+        for v, (vmin, vext) in self.loops.items():
+            hi = b.bound(vext, 1)
+            if hi is not None and ab.const_value(hi) is None:
+                extents.append(hi)
+            elif hi is not None and ab.const_value(hi) <= 0:
+                return None
+        return extents
 
     def _proved(self, lo, hi, size, extents):
         b = ab.Bounder({}, self.params, self.nonneg)

@@ -486,3 +486,27 @@ def test_f10_a_conjunct_that_may_wrap_keeps_the_others_facts():
         m = (np.arange(9) + 2 < 9) & ((d.astype(np.int64) * 100000).astype(np.int32) < 7)
         return np.where(m, np.roll(x, -2), 0).astype("int32")
     verify_schedule(s, [X, D, B], [x, d], [np.zeros(9, "int32")], ref)
+
+
+# --------------------------------------------------------------------------- F11: 8- and
+# 16-bit value arithmetic in a condition became a call-time "would wrap" refusal
+
+@pytest.mark.parametrize("n", [0, 1, 4, 9])
+def test_f11_int8_arithmetic_in_a_select_condition_wraps_as_numpy(n):
+    m = te.var("m")
+    A = te.placeholder((n, 8), "int8", name="A")
+    B = te.compute((n, m), lambda i, j: te.select(
+        (te.const(-36, "int8") * (j - 5).astype("int8")) > 0, A[i, j % 8], te.const(1, "int8")),
+        name="B")
+    s = te.create_schedule(B.op)
+    s[B].fuse(B.op.axis[0], B.op.axis[1])
+    a = np.random.RandomState(n).randint(-9, 9, (n, 8)).astype("int8")
+    cols = 11
+
+    def ref(a):
+        j = np.arange(cols)
+        c = (np.int8(-36) * (j - 5).astype(np.int8)).astype(np.int8) > 0
+        return np.where(c[None, :], a[:, j % 8], np.int8(1)).astype("int8")
+    with np.errstate(over="ignore"):
+        verify_schedule(s, [A, B], [a], [np.zeros((n, cols), "int8")], ref)
+
