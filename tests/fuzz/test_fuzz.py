@@ -80,6 +80,7 @@ def test_runner_attributes_crashes_and_hangs():
     assert "SIGSEGV" in res[1]["detail"] and "got 1, numpy 2" in res[2]["detail"]
 
 
+@pytest.mark.slow
 def test_fuzz_fixed_seeds():
     """The CI run: no mismatch, error, crash or hang over the fixed seeds."""
     res = run_cases([generate(s) for s in CI_SEEDS], workers=2, timeout=60)
