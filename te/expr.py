@@ -143,7 +143,7 @@ class ExprOp:
             "te.if_then_else(cond, a, b)")
 
     def __str__(self):
-        from schedule.printer import expr_str
+        from .printer import expr_str
         return expr_str(self)
 
     def __repr__(self):

@@ -67,7 +67,7 @@ def _as_list(x, what):
 
 
 def _same(a, b) -> bool:
-    from schedule.simplify import simplify
+    from .arith import simplify
     d = simplify(a - b)
     return isinstance(d, IntImm) and d.value == 0
 
@@ -123,7 +123,7 @@ def scan(init, update, state_placeholder, inputs=None, name="scan", tag="", attr
 
 def _check_causal(op):
     """Refuse a step that reads its own row (or a later one) of a state."""
-    from schedule.simplify import INF, const_bounds, simplify
+    from .arith import INF, const_bounds, simplify
     states = {t.op: t for t in op.state_placeholder}
     first = op.scan_axis.dom.min
     for body in op.body_ops():

@@ -29,7 +29,7 @@ class Range:
         if end is None:
             return Range(const(0), convert(begin))
         begin, end = convert(begin), convert(end)
-        from schedule.simplify import simplify
+        from .arith import simplify
         return Range(begin, simplify(end - begin))
 
     def __repr__(self):

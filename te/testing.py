@@ -42,7 +42,7 @@ def conv2d_nchw_python(x, w, stride=1, padding=0, dilation=1, groups=1, bias=Non
 
 def random_inputs(tensors, shape_values=None, seed=0):
     """Random numpy arrays for placeholder tensors (``shape_values`` binds te.var sizes)."""
-    from schedule.simplify import simplify
+    from .arith import simplify
     from te.expr import IntImm, const
     from te.functor import substitute
     rng = np.random.default_rng(seed)
