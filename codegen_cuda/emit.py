@@ -704,8 +704,11 @@ def _shareable(e):
 
 
 def _truncdiv(a, b):
-    q = f"(abs({a}) // abs({b}))"
-    return f"(({q} if (({a} < 0) == ({b} < 0)) else -{q}) if {b} != 0 else 0)"
+    # the floor quotient, moved up by one where it was rounded down past zero (abs() of the
+    # dtype's minimum wraps: abs(int16(-32768)) // 2 gave +16384 for -32768 / 2)
+    q = f"({a} // {b})"
+    up = f"(1 if ({a} % {b} != 0 and (({a} < 0) != ({b} < 0))) else 0)"
+    return f"(({q} + {up}) if {b} != 0 else 0)"
 
 
 def _compute(dtype):

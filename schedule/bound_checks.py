@@ -182,6 +182,10 @@ class _Walker:
             return s if all(a is b for a, b in zip(new, s.seq)) else SeqStmt(new)
         if isinstance(s, For):
             checks = self._exprs_checks([s.min, s.extent], s)
+            for e in (s.min, s.extent):
+                # a loop bound such as (n + 15) // 16 wraps for n near the dtype's end (the
+                # loop would silently skip its tail): a call-time condition on the sizes
+                self._no_overflow(e)
             n = self.norm()
             self.loops[s.loop_var] = (n(s.min), n(s.extent))
             off = any(k == NO_CHECK_PRAGMA for k, _ in s.annotations if isinstance(k, str)) \

@@ -42,9 +42,12 @@ def main(argv=None):
     ap.add_argument("--save", default="fuzz-failures", help="directory for failing cases")
     ap.add_argument("--minutes", type=float, default=None, help="stop after this long")
     ap.add_argument("--chunk", type=int, default=200, help="cases drawn per round")
+    ap.add_argument("--gpu-every", type=int, default=20,
+                    help="cases whose seed is a multiple of this also run through codegen_cuda "
+                         "(numba's simulator without a GPU; 0: none)")
     args = ap.parse_args(argv)
     os.makedirs(args.save, exist_ok=True)
-    env = worker_env(tempfile.mkdtemp(prefix="tw-fuzz-cache-"))
+    env = worker_env(tempfile.mkdtemp(prefix="tw-fuzz-cache-"), gpu_every=args.gpu_every)
     t0 = time.time()
     results = []
     classes = collections.defaultdict(list)
@@ -78,6 +81,19 @@ def main(argv=None):
         print(f"\nfailure classes (cases saved in {args.save}/):")
         for key, seeds in sorted(classes.items(), key=lambda kv: -len(kv[1])):
             print(f"  {len(seeds):5d}  {key}   e.g. seeds {seeds[:5]}")
+    gpu = collections.Counter(
+        ("ran" if "gpu ok" in r["detail"] else "not run" if "gpu not run" in r["detail"]
+         else "refused") for r in results
+        if r["kind"] == "pass" and "gpu " in (r["detail"] or ""))
+    if gpu:
+        print(f"\nGPU subset (codegen_cuda; every {args.gpu_every}th seed that passed on the "
+              f"CPU): {gpu['ran']} ran and matched, {gpu['refused']} refused with a clear "
+              f"error, {gpu['not run']} not bindable to blocks (failures are counted above)")
+        notrun = collections.Counter(
+            failure_class(r).split("gpu not run: ", 1)[1][:60] for r in results
+            if r["kind"] == "pass" and "gpu not run" in (r["detail"] or ""))
+        for key, n in notrun.most_common(4):
+            print(f"  {n:5d}  not run: {key}")
     refusals = collections.Counter(failure_class(r).split(": ", 1)[1][:60] for r in results
                                    if r["kind"] == "refused")
     if refusals:

@@ -237,12 +237,24 @@ def _compare(what, got, want, exact, dt):
                                   f"{want[pos].item()!r}")
 
 
-def run_case(ns, source=""):
+def run_case(ns, source="", gpu=False):
     """Judge the case whose program ran in namespace ``ns``; raises Outcome (never returns).
 
     ``ns`` holds s (the schedule), ARGS (inputs then outputs), INPUTS (arrays), reference
     (inputs -> expected outputs), EXPECT ("ok" or "IndexError") and EXACT (floats compared
-    exactly); ``source`` is the case's program."""
+    exactly); ``source`` is the case's program. ``gpu``: when the CPU verdict is a pass, the
+    same schedule with its root loops bound to blocks also runs through codegen_cuda (on
+    numba's simulator when the worker has no GPU) and is judged the same way."""
+    try:
+        _run_cpu(ns, source)
+    except Outcome as out:
+        if not gpu or out.kind != "pass":
+            raise
+        note = run_gpu(ns, source)
+        raise Outcome("pass", f"{out.detail}; {note}" if out.detail else note)
+
+
+def _run_cpu(ns, source):
     import te
     from schedule.interp import run as interpret
     s, args, inputs, expect = ns["s"], ns["ARGS"], ns["INPUTS"], ns["EXPECT"]
@@ -301,11 +313,85 @@ def run_case(ns, source=""):
 
 def main(ns):
     """Run a saved case as a script: print its outcome; exit status 1 unless it passes or is
-    refused."""
+    refused. ``TW_FUZZ_GPU=1`` runs the GPU check too (set NUMBA_ENABLE_CUDASIM=1 without a
+    GPU)."""
+    import os
     import sys
     try:
         with open(sys.argv[0]) as f:
-            run_case(ns, f.read())
+            run_case(ns, f.read(), gpu=os.environ.get("TW_FUZZ_GPU") == "1")
     except Outcome as out:
         print(f"{out.kind}: {out.detail}")
         sys.exit(0 if out.kind in ("pass", "refused") else 1)
+
+
+# ----------------------------------------------------------------------------- the GPU subset
+
+def bind_for_gpu(s):
+    """Bind the outermost loop of every stage computed at root to blockIdx.x (one thread per
+    block: the simulator runs few of them); None, or why the schedule cannot be bound."""
+    import te
+    from schedule.stage import COMM_REDUCE
+    from te.tensor import ComputeOp
+    todo = []
+    for st in s.stages:
+        if not isinstance(st.op, ComputeOp) or st.attach_type != "root":
+            continue
+        if not st.leaf_iter_vars:
+            return f"stage {st.name} has no loop to bind"
+        leaf = st.leaf_iter_vars[0]
+        if leaf.iter_type == COMM_REDUCE:
+            return f"stage {st.name}'s outermost loop is a reduction"
+        todo.append((st, leaf))
+    for st, leaf in todo:
+        # a parallel / vectorized / unrolled outermost loop becomes the block index
+        st.bind(leaf, te.thread_axis("blockIdx.x"))
+    return None
+
+
+def run_gpu(ns, source):
+    """The GPU verdict note for a case whose CPU run passed; raises Outcome on a failure."""
+    import te
+    from codegen_llvm import ArgumentError
+    s, args, inputs, expect = ns["s"], ns["ARGS"], ns["INPUTS"], ns["EXPECT"]
+    expected = ns["reference"](*inputs)
+    out_dtypes = [t.dtype for t in args[len(inputs):]]
+    try:
+        why = bind_for_gpu(s)
+    except (te.ScheduleError, te.TEError) as err:
+        why = _describe(err)
+    if why:
+        return f"gpu not run: {why}"
+    try:
+        mod = te.build(s, args, target="cuda", name="fuzz")
+    except (te.ScheduleError, te.TEError) as err:
+        return f"gpu not run: {_describe(err)}"
+    except Exception as err:
+        if type(err).__name__ == "CudaCodegenError":
+            return f"gpu not run: {_describe(err)}"
+        raise Outcome("error", f"gpu build: {_describe(err)}")
+    outs = [np.full(e.shape, 0x5A, dt) if not dtypes.is_float(dt) else np.full(e.shape, 7, dt)
+            for e, dt in zip(expected, out_dtypes)]
+    ins = [np.copy(a) if isinstance(a, np.ndarray) else a for a in inputs]
+    try:
+        mod(*ins, *outs)
+    except IndexError as err:
+        if expect == "IndexError":
+            return "gpu ok (IndexError)"
+        raise Outcome("mismatch", "gpu: unexpected " + _describe(err))
+    except ArgumentError as err:
+        if "tail='shift'" in source:
+            return f"gpu refused: {_describe(err)}"
+        raise Outcome("mismatch", f"gpu: false refusal of an in-bounds program: "
+                                  f"{_describe(err)}")
+    except Exception as err:
+        raise Outcome("error", f"gpu call: {_describe(err)}")
+    for k, (a, orig) in enumerate(zip(ins, inputs)):
+        if isinstance(orig, np.ndarray) and not np.array_equal(a.view(np.uint8),
+                                                               orig.view(np.uint8)):
+            raise Outcome("mismatch", f"gpu code wrote into input {args[k].name}")
+    if expect == "IndexError":
+        raise Outcome("mismatch", "gpu code ran an out-of-range gather without IndexError")
+    for k, (o, e) in enumerate(zip(outs, expected)):
+        _compare(f"gpu output {k}", o, e, ns["EXACT"], out_dtypes[k])
+    return "gpu ok"

@@ -75,8 +75,11 @@ class _Worker:
         self.log.close()
 
 
-def worker_env(cache_dir=None):
+def worker_env(cache_dir=None, gpu_every=0):
+    """The workers' environment; ``gpu_every``: cases whose seed is a multiple of it also run
+    on the GPU (numba's simulator without a driver)."""
     env = dict(os.environ)
+    env["TW_FUZZ_GPU_EVERY"] = str(int(gpu_every))
     env.setdefault("TW_VERIFY", "1")
     env.setdefault("OMP_NUM_THREADS", "2")
     env["PYTHONPATH"] = ROOT + os.pathsep + env.get("PYTHONPATH", "")

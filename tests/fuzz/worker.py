@@ -9,7 +9,7 @@ import time
 import traceback
 
 
-def _verdict(source, seed):
+def _verdict(source, seed, gpu=False):
     import te
     from tests.fuzz import harness
     ns = {"__name__": "fuzzcase"}
@@ -22,7 +22,7 @@ def _verdict(source, seed):
         return "error", (f"program: {harness._describe(err)} "
                          f"(at {os.path.basename(where.filename)}:{where.lineno})")
     try:
-        harness.run_case(ns, source)
+        harness.run_case(ns, source, gpu=gpu)
     except harness.Outcome as out:
         return out.kind, out.detail
     except Exception as err:
@@ -36,12 +36,19 @@ def main():
     results = os.fdopen(os.dup(1), "w", buffering=1)
     os.dup2(2, 1)                       # anything printed goes to stderr, not the results
     sys.stdout = sys.stderr
+    every = int(os.environ.get("TW_FUZZ_GPU_EVERY", "0") or 0)
+    if every:
+        # the GPU subset runs on numba's CUDA simulator unless a driver is there
+        import ctypes.util
+        if ctypes.util.find_library("cuda") is None:
+            os.environ.setdefault("NUMBA_ENABLE_CUDASIM", "1")
     import te                           # noqa: F401  (import once, before the first case)
     for line in sys.stdin:
         req = json.loads(line)
         print(f"=== case {req['seed']}", file=sys.stderr, flush=True)
         t0 = time.perf_counter()
-        kind, detail = _verdict(req["source"], req["seed"])
+        kind, detail = _verdict(req["source"], req["seed"],
+                                gpu=bool(every) and req["seed"] % every == 0)
         results.write(json.dumps({"seed": req["seed"], "kind": kind, "detail": detail,
                                   "seconds": round(time.perf_counter() - t0, 3)}) + "\n")
 

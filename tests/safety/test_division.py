@@ -101,3 +101,28 @@ def test_gpu_simulator_divides_by_zero_the_same():
     f(a, b, c)
     fd, fm, td, tm = _reference(a, b)
     np.testing.assert_array_equal(c, fd * 1000 + fm * 100 + td * 10 + tm)
+
+
+@pytest.mark.parametrize("dtype", ["int8", "int16", "int32", "int64"])
+def test_gpu_truncdiv_of_the_dtype_minimum(dtype):
+    # abs() of the minimum wraps: the quotient's sign came out wrong (fuzz seed 50026)
+    A = te.placeholder((8,), name="A", dtype=dtype)
+    B = te.placeholder((8,), name="B", dtype=dtype)
+    C = te.compute((8,), lambda i: te.truncdiv(A[i], B[i]), name="C")
+    D = te.compute((8,), lambda i: te.truncmod(A[i], B[i]), name="D")
+    s = te.create_schedule([C.op, D.op])
+    for T in (C, D):
+        s[T].bind(T.op.axis[0], te.thread_axis("threadIdx.x"))
+    f = te.build(s, [A, B, C, D], target="cuda")
+    lo, hi = np.iinfo(dtype).min, np.iinfo(dtype).max
+    a = np.array([lo, lo, lo, lo + 1, hi, -7, 7, lo], dtype)
+    b = np.array([2, -2, 3, -1, -2, 2, -2, 0], dtype)
+    c, d = np.zeros(8, dtype), np.zeros(8, dtype)
+    f(a, b, c, d)
+    wa, wb = a.astype(object), b.astype(object)
+    q = [0 if y == 0 else (abs(x) // abs(y)) * (1 if (x < 0) == (y < 0) else -1)
+         for x, y in zip(wa, wb)]
+    r = [0 if y == 0 else x - qq * y for x, y, qq in zip(wa, wb, q)]
+    wrap = lambda v: np.array([((x - lo) % (hi - lo + 1)) + lo for x in v], dtype)  # noqa
+    np.testing.assert_array_equal(c, wrap(q))
+    np.testing.assert_array_equal(d, wrap(r))

@@ -467,3 +467,26 @@ def test_verifier_names_mixed_width_node():
     with pytest.raises(IRVerifyError, match="operands of Add j \\+ n have dtypes int32 and "
                                             "int64"):
         lower(s, [A, C], passes=PASSES + (lambda body: MixWidths().visit(body),))
+
+
+def test_loop_bound_arithmetic_that_would_wrap_is_a_call_time_condition():
+    # the tail loop's bound (n + 15) // 16 wraps in int32 for n > 2**31 - 16: the loop would
+    # skip the tail silently; the call is refused for those n (checked without 2 GB arrays,
+    # through the same precondition function the call runs)
+    from schedule.bound_checks import compile_preconditions, precondition_message
+    n = te.var("n")
+    A = te.placeholder((n,), "int8", name="A")
+    B = te.compute((n,), lambda i: A[i] + 1, name="B")
+    s = te.create_schedule(B.op)
+    s[B].split(B.op.axis[0], factor=16)
+    f = lower(s, [A, B])
+    check = compile_preconditions(f.preconditions, [n])
+    assert check(2**31 - 16) == -1 and check(0) == -1 and check(1000) == -1
+    bad = check(2**31 - 15)
+    assert bad >= 0
+    msg = precondition_message("f", f.preconditions[bad], [n], [2**31 - 15])
+    assert "n + 15" in msg and "int32" in msg and "int64" in msg
+    a = np.arange(40, dtype="int8")
+    b = np.zeros(40, "int8")
+    te.build(s, [A, B])(a, b)
+    np.testing.assert_array_equal(b, a + 1)
