@@ -23,6 +23,7 @@ from .intrin import (exp, exp2, exp10, log, log2, log10, log1p, sqrt, rsqrt, tan
                      sin, cos, tan, asin, acos, atan, sinh, cosh, floor, ceil, round, trunc,
                      nearbyint, abs, power, pow, if_then_else, isnan, isinf, isfinite,
                      fmod, popcount, clz)
+from .autodiff import gradient
 
 indexdiv = floordiv
 indexmod = floormod
