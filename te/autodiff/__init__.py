@@ -106,8 +106,6 @@ class _Graph:
                 order.append(t)
                 continue
             stack.append((t, True))
-            if t in wanted:
-                continue
             for s in reversed(t.op.input_tensors):
                 if s not in relevant:
                     stack.append((s, False))
@@ -121,23 +119,17 @@ class _Graph:
         self.inputs = wanted
         self.consumers = {}
         for t in self.order:
-            if t in wanted and t is not output:
-                continue
             for s in t.op.input_tensors:
                 if s in self.relevant:
                     ops = self.consumers.setdefault(s, [])
                     if t.op not in ops:
                         ops.append(t.op)
         for t in self.order:
-            if t is output or t in wanted:
-                continue
-            if not isinstance(t.op, ComputeOp):
+            if not isinstance(t.op, ComputeOp) and any(s in self.relevant
+                                                       for s in t.op.input_tensors):
                 raise TEError(f"te.gradient: cannot differentiate through {t.name}, an "
                               f"output of {type(t.op).__name__}; only te.compute stages "
                               "have derivatives")
-        if not isinstance(output.op, ComputeOp) and output not in wanted:
-            raise TEError(f"te.gradient: cannot differentiate {output.name}, an output of "
-                          f"{type(output.op).__name__}")
 
 
 # ----------------------------------------------------------------------------- adjoints
@@ -176,7 +168,8 @@ class _Adjoints:
         if cached is not None:
             return cached
         wanted = {s for s in op.input_tensors if s in self.graph.relevant}
-        domains = {iv.var: Domain(iv.dom.min, iv.dom.extent) for iv in op.axis}
+        axis_domains = {iv.var: Domain(iv.dom.min, iv.dom.extent) for iv in op.axis}
+        domains = dict(axis_domains)
         domains.update({iv.var: Domain(iv.dom.min, iv.dom.extent) for iv in op.reduce_axis})
         found = {}
         axis_vars = tuple(self.pvars) + tuple(iv.var for iv in op.axis)
@@ -190,9 +183,11 @@ class _Adjoints:
                 adj = cast(body.dtype, adj)
             where = f"compute {op.name}"
             if isinstance(body, Reduce):
-                sites = self._reduce_sites(op, body, adj, wanted, where)
+                init_sites, sites = self._reduce_sites(op, body, adj, wanted, where)
             else:
-                sites = backprop(body, adj, wanted, where)
+                init_sites, sites = [], backprop(body, adj, wanted, where)
+            for site in init_sites:         # the init runs once per output: no reduce axes
+                found.setdefault(site.load.producer, []).append((site, axis_domains))
             for site in sites:
                 found.setdefault(site.load.producer, []).append((site, domains))
         self.op_sites[op] = found
@@ -209,12 +204,12 @@ class _Adjoints:
                           "te.min")
         cond = () if _is_true(red.condition) else (red.condition,)
         source = red.source[0]
-        sites = []
+        init_sites, sites = [], []
         if red.init:
             if kind != "sum":
                 raise TEError(f"te.gradient: {where}: init= is only differentiated for "
                               f"te.sum, not {red.combiner.name}")
-            sites += backprop(red.init[0], adj, wanted, where)
+            init_sites = backprop(red.init[0], adj, wanted, where)
         extra = cond
         if kind == "prod":
             rest = _prod_except(op, red)
@@ -228,7 +223,7 @@ class _Adjoints:
         for site in backprop(source, adj, wanted, where):
             site.conditions = extra + tuple(site.conditions)
             sites.append(site)
-        return sites
+        return init_sites, sites
 
     # --- one adjoint
 
