@@ -24,6 +24,7 @@ from schedule.functor import IRVisitor
 from schedule.ir import (Broadcast, Buffer, BufferRef, For, ForKind, Ramp)
 from schedule.simplify import INF, const_bounds
 
+from .emit_calls import CallEmitter
 from .jit import has_symbol
 from .runtime import FORKED_SYMBOL
 from .types import (ARITH, COMPARE, LIBM, LLVM_INTRINSICS, LOGIC, MVEC, mangle, memory_type,
@@ -81,9 +82,15 @@ class _Ctx:
         self.status_ptr = None      # where an outlined loop reports an error (i32*)
 
 
-class Emitter:
-    def __init__(self, module: ir.Module, parallel=True, mvec=""):
+class Emitter(CallEmitter):
+    def __init__(self, module: ir.Module, parallel=True, mvec="", features=None, cpu=""):
         self.module = module
+        if features is None:                # the host's (call_llvm_intrin checks them)
+            from .jit import target_options
+            host = target_options()
+            features, cpu = host.features, host.cpu
+        self.features, self.cpu = features, cpu
+        self.imported = set()       # functions of pragma import_llvm IR (emit_calls.py)
         self.parallel = parallel
         self.mvec = mvec            # libmvec ISA variants usable here: "d" (AVX2), "e" (AVX-512)
         self.ctx: _Ctx | None = None
@@ -135,6 +142,7 @@ class Emitter:
                    bufs={b: fn.args[k] for k, b in enumerate(buffers)},
                    ranges={v: (0, INF) for v in shape_vars})
         self.ctx = self.top = ctx
+        self._import_llvm(func.body)
         self._alias_scopes(func.name, buffers + [b for b, _ in allocations])
         if workspace:
             self.workspace = fn.args[len(buffers) + len(scalars)]
@@ -321,6 +329,8 @@ class Emitter:
         return b.sext(v, dt) if dtypes.is_signed(src) else b.zext(v, dt)
 
     def e_Call(self, e):
+        if e.op in self.CALLS:
+            return self._intrinsic_call(e)
         if e.op == "tvm_call_packed":
             return self._call_packed(e)
         if e.op == "if_then_else":

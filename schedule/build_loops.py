@@ -7,6 +7,8 @@ are emitted, with their allocation, inside the consumer's attach loop.
 """
 from __future__ import annotations
 
+import dataclasses
+
 from te.expr import IntImm, Reduce, Var, all_, const
 from te.functor import ExprMutator, free_vars, substitute
 from te.extern import ExternBuffer, ExternOp
@@ -173,6 +175,9 @@ class _Builder:
             return self._scan_nest(stage)
         if isinstance(stage.op, ExternOp):
             return self._extern_call(stage)
+        if any(a.tensor_intrin is not None for a in stage.iter_attrs.values()):
+            from .tensorize import tensorize_nest       # s[T].tensorize: its own lowering
+            return tensorize_nest(self, stage)
         op, sb = stage.op, self.bounds[stage]
         leaves = stage.leaf_iter_vars
         offsets = pass_up(stage.relations, {lv: lv.var for lv in leaves}, sb.extents)
@@ -204,6 +209,8 @@ class _Builder:
             if not reduce_vars & set(free_vars(pred)):
                 init_conds.append(pred)
         body = self.bodies[stage]
+        if isinstance(body[0], Reduce):
+            body = _bind_combiner(body, vmap)
         if isinstance(body[0], Reduce) and self._thread_reduce_leaf(stage) is not None:
             return self._cross_thread_nest(stage, body[0], bufs, store_idx, data_conds,
                                            bound_conds, conv, offsets, vmap)
@@ -437,7 +444,11 @@ class _Builder:
         sb = self.bounds[stage]
         inits = red.init if red.init else red.combiner.identity
         inits = [conv.visit(substitute(i, vmap)) for i in inits]
-        loops = [lv for lv in stage.leaf_iter_vars[init_pos:] if lv.iter_type != COMM_REDUCE]
+        data = _derived_all(stage.relations, stage.op.axis)
+        # the data leaves inside the first reduction loop, and the leaves that fuse a data
+        # axis with a reduction axis (their loop covers outputs too: each is initialized)
+        loops = [lv for lv in stage.leaf_iter_vars[init_pos:]
+                 if lv.iter_type != COMM_REDUCE or lv in data]
         rename = {lv.var: Var(lv.var.name + "_init", lv.var.dtype) for lv in loops}
         stores = [BufferStore(b, v, idx) for b, v in zip(bufs, inits)]
         stmt = ir_substitute(_guard(seq(*stores), conds, self.ranges), rename)
@@ -513,6 +524,25 @@ class _Builder:
                         tensor_map, tuple(self.outputs))
 
 
+def _bind_combiner(body, vmap) -> tuple:
+    """Reductions whose combiner's result mentions the stage's axes (a ``comm_reducer``
+    written with a loop variable) with the axes' values from the loops."""
+    red = body[0]
+    result = tuple(substitute(r, vmap) for r in red.combiner.result)
+    if all(a is b for a, b in zip(result, red.combiner.result)):
+        return body
+    combiner = dataclasses.replace(red.combiner, result=result)
+    return tuple(dataclasses.replace(b, combiner=combiner) for b in body)
+
+
+def _derived_all(relations, roots) -> set:
+    """Every IterVar split or fused from one of ``roots`` (and the roots)."""
+    found = set()
+    for iv in roots:
+        found |= _derived(relations, iv)
+    return found
+
+
 def _derived(relations, iv) -> set:
     """``iv`` and every IterVar split or fused from it (in the relations' order)."""
     found = {iv}
@@ -584,3 +614,18 @@ def _guard(stmt, conds, ranges):
 def schedule_ops(sch, bounds, bodies, args, name) -> PrimFunc:
     """Build the loop nest of schedule ``sch`` as a PrimFunc over ``args``."""
     return _Builder(sch, bounds, bodies, args, name).build()
+
+
+def ScheduleOps(sch, bounds=None, debug_keep_trivial_loop=False):     # noqa: N802
+    """The loop nest of ``sch`` before the lowering passes (TVM's ``te.schedule.ScheduleOps``):
+    its statement, over the placeholders it reads and the schedule's outputs. ``bounds`` is
+    ``te.schedule.InferBound(sch)`` (computed when omitted)."""
+    from .bound import InferBound
+    if getattr(bounds, "stage_bounds", None) is None:
+        bounds = InferBound(sch)
+    states = {t for st in sch.stages if isinstance(st.op, ScanOp)
+              for t in st.op.state_placeholder}
+    args = [t for st in sch.stages if isinstance(st.op, PlaceholderOp)
+            for t in st.op.outputs if t not in states]
+    args += [t for op in sch.outputs for t in op.outputs]
+    return schedule_ops(sch, bounds.stage_bounds, bounds.bodies, args, "main").body

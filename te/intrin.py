@@ -8,7 +8,7 @@ count the bits of an integer's pattern at its own width.
 from __future__ import annotations
 
 from . import dtypes
-from .expr import (Call, Expr, compare, EQ, LT, NE, convert, const, select as _select,
+from .expr import (Call, Expr, IntImm, compare, EQ, LT, NE, convert, const, select as _select,
                    truncmod, _convert_pair, _unify)
 
 FLOAT_UNARY = ("exp", "exp2", "exp10", "log", "log2", "log10", "log1p", "sqrt", "rsqrt", "tanh",
@@ -146,3 +146,67 @@ def _bit_call(name, what):
 
 popcount = _bit_call("popcount", "set bits")
 clz = _bit_call("clz", "leading zero bits")
+
+
+# ----------------------------------------------------------------------------- external calls
+# (the bodies of tensor intrinsics: te.decl_tensor_intrin)
+
+def _call_args(what, args):
+    out = []
+    for pos, a in enumerate(args):
+        if isinstance(a, str):
+            raise TypeError(f"{what}: argument {pos} is the string {a!r}; pass numbers, "
+                            "expressions or buffer.access_ptr(...)")
+        out.append(convert(a))
+    return tuple(out)
+
+
+def call_extern(dtype, func_name, *args) -> Expr:
+    """A call of the C function ``func_name`` returning ``dtype`` (TVM's
+    ``tir.call_extern``): a symbol of the process (libc, ...) or of LLVM IR imported with
+    ``s[C].pragma(axis, "import_llvm", ir_text)``; on the GPU a device function registered
+    with ``codegen_cuda.register_extern``."""
+    from .expr import StringImm
+    if not isinstance(func_name, str) or not func_name.isidentifier():
+        raise TypeError(f"te.tir.call_extern: the function name must be a C identifier, got "
+                        f"{func_name!r}")
+    return Call("call_extern", (StringImm(func_name),) + _call_args(
+        f"call_extern({func_name!r})", args), dtypes.canonical(dtype))
+
+
+def _llvm_call(op, dtype, name, args):
+    from .expr import StringImm
+    if not isinstance(name, str) or not name.startswith("llvm."):
+        raise TypeError(f"te.{op}: the intrinsic must be named as LLVM names it "
+                        f"('llvm.x86.avx512.vpdpbusd.512'), got {name!r}")
+    if not args:
+        raise TypeError(f"te.{op}({name!r}): the first argument after the name is the number "
+                        "of signature arguments (TVM's order: dtype, name, num_signature, "
+                        "*args), e.g. te.const(0, 'uint32')")
+    conv = _call_args(f"{op}({name!r})", args)
+    if not isinstance(conv[0], IntImm):
+        raise TypeError(f"te.{op}({name!r}): the first argument after the name must be the "
+                        f"constant number of signature arguments, got {conv[0]}")
+    return Call(op, (StringImm(name),) + conv, dtypes.canonical(dtype))
+
+
+def call_llvm_intrin(dtype, name, *args) -> Expr:
+    """A call of the LLVM intrinsic ``name`` (TVM's order: ``dtype, name, num_signature,
+    *args``; ``num_signature`` counts the arguments whose types mangle an overloaded name)."""
+    return _llvm_call("call_llvm_intrin", dtype, name, args)
+
+
+def call_llvm_pure_intrin(dtype, name, *args) -> Expr:
+    """``call_llvm_intrin`` of an intrinsic without side effects."""
+    return _llvm_call("call_llvm_pure_intrin", dtype, name, args)
+
+
+def reinterpret(dtype, value) -> Expr:
+    """The bits of ``value`` read as ``dtype`` (same total width: int8x4 <-> int32)."""
+    value = convert(value)
+    dtype = dtypes.canonical(dtype)
+    if dtypes.bits(dtype) * dtypes.lanes(dtype) != \
+            dtypes.bits(value.dtype) * dtypes.lanes(value.dtype):
+        raise TypeError(f"te.reinterpret: {value} has dtype {value.dtype}, whose width differs "
+                        f"from {dtype}'s; reinterpret between types of one total width")
+    return Call("reinterpret", (value,), dtype)

@@ -6,6 +6,8 @@ from .intrin import *  # noqa: F401,F403  (exp, log, if_then_else, ...)
 from .intrin import if_then_else
 from .extern import call_packed  # noqa: F401  (tvm.tir.call_packed in TVM's extern tutorial)
 from .reduce import min_value, max_value
+from .intrin import call_extern, call_llvm_intrin, call_llvm_pure_intrin, reinterpret  # noqa
+from .tensor_intrin import decl_buffer  # noqa: F401  (tensor intrinsics' buffers)
 
 indexdiv = floordiv
 indexmod = floormod
@@ -21,12 +23,24 @@ def call_intrin(dtype, name, *args):
                              f"barrier of the threads of a block), got {args}")
         from schedule.ir import storage_sync      # te does not import schedule at import time
         return storage_sync().value         # a barrier of the block (shared memory)
+    if op == "reinterpret" and len(args) == 1:
+        return reinterpret(dtype, args[0])
     raise ValueError(f"call_intrin: unknown intrinsic {name!r}; te.tir has "
                      "call_intrin('int32', 'tir.tvm_storage_sync', 'shared') and the math "
                      "functions by name (te.exp, te.sqrt, ...)")
 
 
+_LOOP_IR = ("PrimFunc", "For", "ForKind", "IfThenElse", "Evaluate", "Allocate", "SeqStmt",
+            "LetStmt", "BufferStore", "BufferLoad", "Buffer", "Ramp", "Broadcast", "Stmt")
+
+
 def __getattr__(name):
+    if name in _LOOP_IR:                # the loop IR's nodes (tvm.tir.For, tvm.tir.PrimFunc, ...)
+        from schedule import ir
+        return getattr(ir, name)
+    if name == "stmt":                  # tvm.tir.stmt.For: the module of the statement nodes
+        from schedule import ir
+        return ir
     if name == "ir_builder":            # te.tir.ir_builder.create(): loop IR for te.extern
         import importlib
         return importlib.import_module("schedule.ir_builder")

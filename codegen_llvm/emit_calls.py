@@ -1,0 +1,220 @@
+"""LLVM code for the calls of tensor intrinsics' bodies: ``call_llvm_intrin`` /
+``call_llvm_pure_intrin`` (an LLVM intrinsic by name), ``call_extern`` (a C symbol of the
+process, or of LLVM IR imported with ``pragma(axis, "import_llvm", text)``), ``access_ptr``,
+``vload`` / ``vstore`` and ``reinterpret``.
+
+An LLVM intrinsic is declared with the call's own types (the return dtype and the values'
+types; for an overloaded intrinsic give the mangled name, ``llvm.ctpop.v4i32``). LLVM aborts
+the process on some wrong declarations (its parser upgrades old x86 intrinsics with casts
+that assert) and on intrinsics the target cannot select, so each new (name, signature,
+target) is first compiled alone in a child process: a bad one is a ``CodegenError`` with
+LLVM's message. x86 intrinsics that need CPU features the target lacks are refused by name
+first, with the features to look for.
+"""
+from __future__ import annotations
+
+import functools
+import subprocess
+import sys
+
+from llvmlite import ir
+
+from te import dtypes
+
+from .types import memory_type, value_type
+
+PTR = ir.PointerType(ir.IntType(8))
+
+# x86 intrinsic name prefixes -> the CPU features (LLVM's names) they need
+X86_FEATURES = (
+    ("llvm.x86.avx512.vpdpbusd.512", ("avx512vnni",)),
+    ("llvm.x86.avx512.vpdpbusds.512", ("avx512vnni",)),
+    ("llvm.x86.avx512.vpdpwssd.512", ("avx512vnni",)),
+    ("llvm.x86.avx512.vpdpbusd.256", ("avx512vnni", "avx512vl")),
+    ("llvm.x86.avx512.vpdpbusd.128", ("avx512vnni", "avx512vl")),
+    ("llvm.x86.avxvnni.", ("avxvnni",)),
+    ("llvm.x86.avx512.pmaddubs.w.512", ("avx512bw",)),
+    ("llvm.x86.avx512.pmaddw.d.512", ("avx512bw",)),
+    ("llvm.x86.avx512.", ("avx512f",)),
+    ("llvm.x86.avx2.", ("avx2",)),
+)
+
+
+def required_features(name) -> tuple:
+    """The CPU features an x86 intrinsic needs (by its name's prefix); () if not known."""
+    for prefix, feats in X86_FEATURES:
+        if name.startswith(prefix):
+            return feats
+    return ()
+
+
+def _has(features: str, feat: str) -> bool:
+    return f"+{feat}" in features.split(",")
+
+
+_PROBE = r"""
+import sys
+import llvmlite.binding as llvm
+llvm.initialize_native_target(); llvm.initialize_native_asmprinter()
+text, cpu, features = sys.stdin.read().split("\0")
+mod = llvm.parse_assembly(text)
+mod.verify()
+tm = llvm.Target.from_default_triple().create_target_machine(cpu=cpu, features=features)
+tm.emit_object(mod)
+print("ok")
+"""
+
+
+@functools.lru_cache(maxsize=None)
+def probe(text: str, cpu: str, features: str) -> str:
+    """Compile ``text`` alone in a child process: "" if it compiles, else LLVM's message (the
+    child may abort where this process must not)."""
+    proc = subprocess.run([sys.executable, "-c", _PROBE], input=f"{text}\0{cpu}\0{features}",
+                          capture_output=True, text=True, timeout=120)
+    if proc.returncode == 0 and proc.stdout.strip() == "ok":
+        return ""
+    lines = [ln.strip() for ln in (proc.stderr or "").splitlines() if ln.strip()]
+    useful = [ln for ln in lines if "LLVM ERROR" in ln or "Assertion" in ln or
+              "error" in ln.lower()]
+    return (useful or lines or [f"exit status {proc.returncode}"])[-1][:400]
+
+
+class CallEmitter:
+    """Mixin of ``Emitter``: the calls of tensor intrinsics' bodies."""
+
+    CALLS = {"call_llvm_intrin": "_llvm_intrin", "call_llvm_pure_intrin": "_llvm_intrin",
+             "call_extern": "_call_extern", "tvm_access_ptr": "_access_ptr",
+             "tw_vload": "_vload", "tw_vstore": "_vstore", "reinterpret": "_reinterpret"}
+
+    def _intrinsic_call(self, e):
+        """The value of ``e``, a Call whose op is one of ``CALLS``."""
+        return getattr(self, self.CALLS[e.op])(e)
+
+    def _touched_addr(self, load):
+        return self._addr(load.buffer, self._index(load.indices[0]))
+
+    def _access_ptr(self, e):
+        return self.b.bitcast(self._touched_addr(e.args[0]), PTR)
+
+    def _vload(self, e):
+        first = e.args[0]
+        lanes = dtypes.lanes(e.dtype)
+        mt = memory_type(first.buffer.dtype)
+        addr = self._touched_addr(first)
+        vt = ir.VectorType(mt, lanes) if lanes > 1 else mt
+        addr = self.b.bitcast(addr, ir.PointerType(vt))
+        v = self._tag(self.b.load(addr, align=max(1, _bits(mt) // 8)), first.buffer)
+        return self._from_memory(v, e.dtype)
+
+    def _vstore(self, e):
+        first, value = e.args[0], e.args[2]
+        v = self._to_memory(self.expr(value), value.dtype)
+        addr = self.b.bitcast(self._touched_addr(first), ir.PointerType(v.type))
+        mt = memory_type(first.buffer.dtype)
+        self._tag(self.b.store(v, addr, align=max(1, _bits(mt) // 8)), first.buffer)
+        return ir.Constant(ir.IntType(32), 0)
+
+    def _reinterpret(self, e):
+        return self.b.bitcast(self.expr(e.args[0]), value_type(e.dtype))
+
+    def _args(self, args):
+        return [self.expr(a) for a in args]
+
+    def _ret_type(self, e, what):
+        try:
+            return ir.VoidType() if e.dtype == "void" else value_type(e.dtype)
+        except KeyError:
+            from .emit import CodegenError
+            raise CodegenError(f"llvm codegen: {what} returns {e.dtype}, which has no LLVM "
+                               "type here") from None
+
+    def _llvm_intrin(self, e):
+        from .emit import CodegenError
+        name = e.args[0].value
+        ret = self._ret_type(e, name)
+        values = self._args(e.args[2:])
+        types = [v.type for v in values]
+        features = self.features
+        missing = [f for f in required_features(name) if not _has(features, f)]
+        if missing:
+            raise CodegenError(f"llvm codegen: intrinsic {name} needs the CPU feature(s) "
+                               f"{', '.join(missing)}, which the target "
+                               f"({self.cpu or 'host'}) does not have; build for a CPU that has "
+                               f"them (-mattr=+{',+'.join(missing)}) or use another intrinsic")
+        sig = ir.FunctionType(ret, types)
+        fn = self.module.globals.get(name)
+        if fn is not None and fn.function_type != sig:
+            raise CodegenError(f"llvm codegen: intrinsic {name} is called with two signatures "
+                               f"({fn.function_type} and {sig})")
+        why = probe(_probe_module(name, sig), self.cpu or "", features)
+        if why:
+            raise CodegenError(f"llvm codegen: LLVM refuses intrinsic {name} with signature "
+                               f"{sig} ({why}); check its name (overloaded intrinsics need "
+                               "the mangled name, e.g. llvm.ctpop.v4i32) and its argument "
+                               "types")
+        if fn is None:
+            fn = ir.Function(self.module, sig, name=name)
+        return self.b.call(fn, values)
+
+    def _call_extern(self, e):
+        from .emit import CodegenError
+        from .jit import has_symbol
+        name = e.args[0].value
+        if name not in self.imported and not has_symbol(name):
+            raise CodegenError(f"llvm codegen: call_extern({name!r}): no function {name} is "
+                               "known to this process; import its LLVM IR with "
+                               f"s[T].pragma(axis, 'import_llvm', ir_text) or load the library "
+                               "that defines it (llvmlite.binding.load_library_permanently)")
+        ret = self._ret_type(e, name)
+        values = self._args(e.args[1:])
+        sig = ir.FunctionType(ret, [v.type for v in values])
+        fn = self.module.globals.get(name)
+        if fn is None:
+            fn = ir.Function(self.module, sig, name=name)
+        elif fn.function_type != sig:
+            raise CodegenError(f"llvm codegen: call_extern({name!r}) is called with two "
+                               f"signatures ({fn.function_type} and {sig})")
+        call = self.b.call(fn, values)
+        return call if ret != ir.VoidType() else ir.Constant(ir.IntType(32), 0)
+
+    def _import_llvm(self, body):
+        """Compile the LLVM IR of every ``pragma(axis, "import_llvm", text)`` of ``body``
+        into the process (its functions become symbols that call_extern reaches)."""
+        from .emit import CodegenError
+        from .jit import import_llvm, target_options
+        from schedule.functor import post_order_visit
+        from schedule.ir import For
+        texts = []
+
+        def visit(node):
+            if isinstance(node, For):
+                texts.extend(v for k, v in node.annotations if k == "import_llvm")
+        post_order_visit(body, visit)
+        for text in dict.fromkeys(texts):
+            if not isinstance(text, str):
+                raise CodegenError("pragma import_llvm: the value must be LLVM IR text (a "
+                                   f"str), got {type(text).__name__}")
+            options = target_options()
+            why = probe(text, options.cpu, options.features)
+            if why:
+                raise CodegenError(f"pragma import_llvm: LLVM refuses the imported IR ({why})")
+            self.imported.update(import_llvm(text, options))
+
+
+def _bits(t):
+    return t.width if isinstance(t, ir.IntType) else {ir.FloatType: 32, ir.DoubleType: 64,
+                                                       ir.HalfType: 16}[type(t)]
+
+
+def _probe_module(name, sig) -> str:
+    m = ir.Module(name="probe")
+    fn = ir.Function(m, sig, name=name)
+    probe_fn = ir.Function(m, ir.FunctionType(sig.return_type, sig.args), name="probe")
+    b = ir.IRBuilder(probe_fn.append_basic_block())
+    r = b.call(fn, list(probe_fn.args))
+    if isinstance(sig.return_type, ir.VoidType):
+        b.ret_void()
+    else:
+        b.ret(r)
+    return str(m)
+

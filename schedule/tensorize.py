@@ -1,0 +1,426 @@
+"""``s[C].tensorize(axis, intrin)``: the loop nest from ``axis`` inward is replaced by the body
+of a tensor intrinsic (``te.decl_tensor_intrin``), after checking that it computes the
+intrinsic's declaration.
+
+The match (TVM's ``VerifyTensorizeBody``): the trailing data axes and the trailing reduction
+axes of the stage correspond, in order, to the intrinsic's axes; each covers, inside the
+nest, exactly one leaf loop whose extent is the intrinsic axis's extent (the other axes are
+wholly outside); the stage's body, with its axes renamed to the intrinsic's and each input's
+indices taken relative to the region that the nest reads, is the intrinsic's body. Inputs
+correspond in the order in which the bodies first read them.
+
+The binding (TVM's ``buffer_bind_scope``): each buffer of the intrinsic gets the element
+offset of its region in the real buffer and the real strides (its stride variables are bound;
+constant or compact strides must agree); every vload / vstore / access_ptr of the body must
+stay inside that region (proved here), and the region lies inside the tensor because the
+splits that make the nest divide their axes (refused otherwise). The touched first and last
+elements stay in the IR as loads that the bound checks see.
+
+Reductions (TVM's semantics): when every reduction loop is inside the nest, ``body`` computes
+the whole result; otherwise ``reduce_reset`` runs in an init nest before the outer reduction
+loops and ``reduce_update`` inside them (without a reset: ``body`` on the first iteration of
+the outer reduction loops, ``reduce_update`` on the others).
+"""
+from __future__ import annotations
+
+from te.expr import Cast, IntImm, ProducerLoad, Reduce, Var, all_, const
+from te.functor import ExprMutator, free_vars, substitute
+from te.tensor import COMM_REDUCE
+from te import dtypes
+
+from .bound import axis_values, pass_up
+from .functor import IRMutator, post_order_visit
+from .functor import substitute as ir_substitute
+from .ir import BufferLoad, Broadcast, For, ForKind, IfThenElse, seq
+from .simplify import can_prove, equal, simplify
+from .stage import ScheduleError
+
+
+def tensorize_nest(builder, stage):
+    """The loop nest of ``stage`` with its tensorized part replaced by the intrinsic."""
+    return _Tensorize(builder, stage).nest()
+
+
+class _Tensorize:
+    def __init__(self, b, stage):
+        self.b, self.stage = b, stage
+        self.sb = b.bounds[stage]
+        leaves = stage.leaf_iter_vars
+        self.tloc = next(p for p, lv in enumerate(leaves)
+                         if stage.iter_attrs.get(lv) and stage.iter_attrs[lv].tensor_intrin)
+        self.axis = leaves[self.tloc]
+        self.intrin = stage.iter_attrs[self.axis].tensor_intrin
+        self.outer, self.inner = leaves[:self.tloc], leaves[self.tloc:]
+
+    def fail(self, msg):
+        raise ScheduleError(f"tensorize on stage {self.stage.name}, axis {self.axis.var.name} "
+                            f"(intrinsic {self.intrin.name}): {msg}")
+
+    # ------------------------------------------------------------------ the match
+    def _axes(self):
+        """Root axis -> (inner leaf or None, the intrinsic's IterVar or None), checked."""
+        stage, sb, iop = self.stage, self.sb, self.intrin.op
+        zero = {lv: const(0, lv.var.dtype) for lv in self.inner}
+        full = pass_up(stage.relations, {lv: lv.var for lv in stage.leaf_iter_vars}, sb.extents)
+        base = pass_up(stage.relations, {**{lv: lv.var for lv in self.outer}, **zero},
+                       sb.extents)
+        inner_vars = {lv.var: lv for lv in self.inner}
+        self.full, self.base = full, base
+        mapping, used = {}, set()
+        for kind, roots, iaxes in (("data", stage.op.axis, iop.axis),
+                                   ("reduction", stage.op.reduce_axis, iop.reduce_axis)):
+            if len(roots) < len(iaxes):
+                self.fail(f"the intrinsic has {len(iaxes)} {kind} axes, the stage only "
+                          f"{len(roots)}")
+            start = len(roots) - len(iaxes)
+            for pos, iv in enumerate(roots):
+                if set(free_vars(base[iv])) & set(inner_vars):
+                    self.fail(f"axis {iv.var.name} is fused or split more than once inside "
+                              "the tensorized nest; tensorize a nest of plain leaf loops")
+                d = simplify(full[iv] - base[iv])
+                leaf = None
+                if isinstance(d, Var) and d in inner_vars:
+                    leaf = inner_vars[d]
+                elif not (isinstance(d, IntImm) and d.value == 0):
+                    self.fail(f"axis {iv.var.name} is {full[iv]} inside the nest; each axis "
+                              "must be one leaf loop there (or wholly outside)")
+                if leaf is not None:
+                    used.add(leaf)
+                ext = sb.extents[leaf] if leaf is not None else const(1)
+                target = iaxes[pos - start] if pos >= start else None
+                want = target.dom.extent if target is not None else const(1)
+                if not (isinstance(ext, IntImm) and isinstance(want, IntImm) and
+                        ext.value == want.value):
+                    what = (f"the intrinsic's {kind} axis {target.var.name} has {want}"
+                            if target is not None else
+                            f"the intrinsic has no {kind} axis for it (it has "
+                            f"{len(iaxes)}, matched with the stage's last ones)")
+                    self.fail(f"{kind} axis {iv.var.name} covers {ext} values inside the "
+                              f"tensorized nest, but {what}; split it so that the inner loop "
+                              "has the intrinsic's extent")
+                mapping[iv] = (leaf, target)
+        unused = [lv.var.name for lv in self.inner if lv not in used]
+        if unused:
+            self.fail(f"loops {', '.join(unused)} inside the nest do not correspond to axes")
+        return mapping
+
+    def _check_divides(self, mapping):
+        """Guards of the stage that mention the nest's loops must hold everywhere in it (the
+        intrinsic computes whole regions); the others guard the intrinsic call."""
+        b, stage, sb = self.b, self.stage, self.sb
+        from .build_loops import _inner_split_guards
+        vmap = axis_values(sb.root, self.full, b.ranges)
+        conds = []
+        for iv in list(stage.op.axis) + list(stage.op.reduce_axis):
+            conds += b._guards(iv, self.full[iv], vmap[iv.var], sb)
+        conds += _inner_split_guards(stage, self.full, sb, reduce=False)
+        conds += _inner_split_guards(stage, self.full, sb, reduce=True)
+        inner = {lv.var: lv for lv in self.inner}
+        outer_conds, red_conds = [], []
+        for c in conds:
+            vs = [v for v in free_vars(c) if v in inner]
+            if not vs:
+                reduce_vars = {lv.var for lv in self.outer if lv.iter_type == COMM_REDUCE}
+                (red_conds if set(free_vars(c)) & reduce_vars else outer_conds).append(c)
+                continue
+            for corner in (0, 1):
+                at = {v: const(0 if corner == 0 else sb.extents[inner[v]].value - 1, v.dtype)
+                      for v in vs}
+                if not can_prove(substitute(c, at), b.ranges):
+                    names = ", ".join(inner[v].var.name for v in vs)
+                    self.fail(f"the split that makes loop {names} does not divide its axis "
+                              f"(the guard {c} would cut the intrinsic's region); choose a "
+                              "factor that divides the axis")
+        return outer_conds, red_conds
+
+    def _inputs(self, body):
+        order = []
+
+        def visit(node):
+            if isinstance(node, ProducerLoad) and node.producer not in order:
+                order.append(node.producer)
+        for e in body:
+            post_order_visit(e, visit)
+        return order
+
+    def match(self):
+        """Check the body; the regions {tensor: (begin, extents)} in global indices."""
+        stage, intrin = self.stage, self.intrin
+        if stage.store_predicate is not None:
+            self.fail("the stage has a store predicate, which cannot guard an intrinsic")
+        body = self.b.bodies[stage]
+        if len(body) != 1 or intrin.op.num_outputs != 1:
+            self.fail("only single-output computes can be tensorized")
+        mapping = self._axes()
+        self.mapping = mapping
+        rename = {}             # the stage's values, in the intrinsic's variables
+        for iv, (leaf, target) in mapping.items():
+            rename[iv.var] = self.sb.root[iv].min + self.base[iv] + \
+                (target.var if target is not None else 0)
+        self.rename = {k: simplify(v, self.b.ranges) for k, v in rename.items()}
+        zero = {t.var: const(0, t.var.dtype) for _, t in mapping.values() if t is not None}
+        top = {t.var: const(t.dom.extent.value - 1, t.var.dtype)
+               for _, t in mapping.values() if t is not None}
+        tensors = self._inputs(body)
+        if len(tensors) != len(intrin.inputs):
+            self.fail(f"the stage reads {len(tensors)} tensors "
+                      f"({', '.join(t.name for t in tensors)}), the intrinsic "
+                      f"{len(intrin.inputs)} ({', '.join(t.name for t in intrin.inputs)})")
+        first_idx = {}
+
+        def first(node):
+            if isinstance(node, ProducerLoad):
+                first_idx.setdefault(node.producer, node.indices)
+        for e in body:
+            post_order_visit(e, first)
+        for e in intrin.op.body:
+            post_order_visit(e, first)
+        regions = {}
+        for t, p in zip(tensors, intrin.inputs):
+            if t.dtype != p.dtype:
+                self.fail(f"input {t.name} has dtype {t.dtype}, the intrinsic's {p.name} has "
+                          f"{p.dtype}")
+            if len(t.shape) < len(p.shape):
+                self.fail(f"input {t.name} has {len(t.shape)} dimensions, fewer than the "
+                          f"intrinsic's {p.name} ({len(p.shape)})")
+            lead = len(t.shape) - len(p.shape)
+            s_idx = [simplify(substitute(i, self.rename), self.b.ranges)
+                     for i in first_idx[t]]
+            p_idx = [simplify(substitute(i, zero)) for i in first_idx[p]]
+            begin = [simplify(substitute(i, zero), self.b.ranges) for i in s_idx]
+            begin = begin[:lead] + [simplify(bg - pi) for bg, pi in zip(begin[lead:], p_idx)]
+            last = [simplify(substitute(i, top), self.b.ranges) for i in s_idx]
+            for d in range(lead):
+                if not can_prove(last[d] - begin[d] <= 0):
+                    self.fail(f"input {t.name}: dimension {d} varies inside the nest, but the "
+                              f"intrinsic's {p.name} has only its last {len(p.shape)} "
+                              "dimensions")
+            regions[t] = (begin, (const(1),) * lead + tuple(p.shape), p)
+        self._compare(body[0], intrin.op.body[0], regions, tensors)
+        out = stage.op.output(0)
+        iout = intrin.op.output(0)
+        obegin = [simplify(substitute(self.rename[iv.var], zero), self.b.ranges)
+                  for iv in stage.op.axis]
+        lead = len(stage.op.axis) - len(intrin.op.axis)
+        regions[out] = (obegin, (const(1),) * lead + tuple(iout.shape), iout)
+        return regions
+
+    def _compare(self, se, ie, regions, tensors):
+        stage = self.stage
+
+        class Rel(ExprMutator):
+            def visit_ProducerLoad(inner, node):
+                node = inner.generic_visit(node)
+                begin, _, p = regions[node.producer]
+                lead = len(node.indices) - len(p.shape)
+                idx = tuple(simplify(i - bg, self.b.ranges)
+                            for i, bg in zip(node.indices[lead:], begin[lead:]))
+                return ProducerLoad(p, idx, node.dtype)
+
+        def prep(e):
+            return simplify(Rel().visit(substitute(e, self.rename)), self.b.ranges)
+        if isinstance(se, Reduce) != isinstance(ie, Reduce):
+            what = "a reduction" if isinstance(se, Reduce) else "not a reduction"
+            self.fail(f"the stage's body is {what}, the intrinsic's is not")
+        if isinstance(se, Reduce):
+            if not _same_combiner(se.combiner, ie.combiner):
+                self.fail(f"the stage reduces with {se.combiner.name}, the intrinsic with "
+                          f"{ie.combiner.name}")
+            pairs = list(zip(se.source, ie.source)) + [(se.condition, ie.condition)]
+            if len(se.source) != len(ie.source) or se.init or ie.init:
+                self.fail("the reductions differ in their number of values or their init")
+        else:
+            pairs = [(se, ie)]
+        for s, i in pairs:
+            got, want = prep(s), simplify(i)
+            if not equal(got, want):
+                self.fail(f"the body does not match the intrinsic's declaration: the stage "
+                          f"computes {got} (its axes renamed to the intrinsic's, indices "
+                          f"relative to the region read), the intrinsic {want}")
+
+    # ------------------------------------------------------------------ the binding
+    def bind(self, stmt, regions, vmap):
+        """``stmt`` (one of the intrinsic's statements) on the real buffers; ``vmap`` renames
+        the outer loops' variables (the init nest's copies)."""
+        intrin = self.intrin
+        tensors = list(regions)
+        bufmap, values = {}, {}
+        for t in tensors:
+            begin, extents, p = regions[t]
+            db = intrin.buffers[list(intrin.inputs).index(p)] if p in intrin.inputs \
+                else intrin.buffers[-1]
+            real, mins = self.b.buffer_of(t)
+            begin = [simplify(ir_substitute(bg - m, vmap), self.b.ranges)
+                     for bg, m in zip(begin, mins)]
+            strides = list(real.strides) if real.strides else _compact(real.shape)
+            lead = len(real.shape) - db.ndim
+            offset = const(0)
+            for bg, s in zip(begin, strides):
+                offset = offset + bg * s
+            offset = simplify(offset, self.b.ranges)
+            self._bind_value(db.elem_offset, offset, db, t, "elem_offset",
+                             "pass offset_factor=1 to te.tir.decl_buffer (TVM's "
+                             "default_buffer_params={'offset_factor': 1})", values)
+            compact = _compact(db.shape)
+            for d in range(db.ndim):
+                real_s = simplify(strides[lead + d])
+                if db.declared_strides:
+                    self._bind_value(db.declared_strides[d], real_s, db, t, f"stride {d}",
+                                     "declare it as a variable: strides=[te.var('s'), 1]",
+                                     values)
+                elif not (isinstance(db.shape[d], IntImm) and db.shape[d].value == 1) and \
+                        not can_prove(real_s.equal(compact[d])):
+                    self.fail(f"buffer {db.name} is compact (no strides declared), but the "
+                              f"region of {t.name} has stride {real_s} in dimension {d} (a "
+                              f"compact {list(db.shape)} buffer has {compact[d]}); declare "
+                              "strides=[te.var('s'), 1] in te.tir.decl_buffer")
+            span = const(0)
+            for d in range(db.ndim):
+                span = span + (db.shape[d] - 1) * strides[lead + d]
+            bufmap[db.view] = (real, offset, simplify(offset + span, self.b.ranges), db, t)
+        out = ir_substitute(stmt, values)
+        out = _Retarget(self, bufmap).visit(out)
+        return simplify_vectors(out)
+
+    def _bind_value(self, declared, real, db, t, what, hint, values):
+        if isinstance(declared, Var):
+            prev = values.get(declared)
+            if prev is not None and not can_prove(prev.equal(real), self.b.ranges):
+                self.fail(f"buffer {db.name}: variable {declared.name} is bound to {prev} and "
+                          f"to {real}")
+            values[declared] = real
+            return
+        if not can_prove(declared.equal(real), self.b.ranges):
+            self.fail(f"buffer {db.name} declares {what} {declared}, but the region of "
+                      f"{t.name} has {real}; {hint}")
+
+    # ------------------------------------------------------------------ the nest
+    def nest(self):
+        b, stage, sb, intrin = self.b, self.stage, self.sb, self.intrin
+        regions = self.match()
+        outer_conds, red_conds = self._check_divides(self.mapping)
+        for child in b.sch.stages:
+            if child.attach_type == "scope" and child.attach_stage is stage and \
+                    child.attach_ivar in self.inner:
+                self.fail(f"stage {child.name} is computed at loop {child.attach_ivar.var.name}"
+                          ", inside the tensorized nest; attach it outside")
+        leaves = self.outer
+        common = next((p for p, lv in enumerate(leaves) if lv.iter_type == COMM_REDUCE),
+                      len(leaves))
+        from .build_loops import _guard
+        if common == len(leaves):           # the whole reduction is inside the nest
+            if intrin.body is None:
+                self.fail("the intrinsic has no body (only reduce_update), but the whole "
+                          "reduction is inside the nest")
+            stmt = _guard(self.bind(intrin.body, regions, {}), outer_conds + red_conds,
+                          b.ranges)
+            return self._loops(leaves, stmt)
+        if intrin.reduce_update is None:
+            self.fail("reduction axes are outside the tensorized nest, so the intrinsic needs "
+                      "reduce_update (return (body, reduce_reset, reduce_update) from fcompute)")
+        update = _guard(self.bind(intrin.reduce_update, regions, {}),
+                        outer_conds + red_conds, b.ranges)
+        if intrin.reduce_reset is None:
+            if intrin.body is None:
+                self.fail("the intrinsic has neither reduce_reset nor a body for the first "
+                          "reduction step")
+            first = all_(*[lv.var.equal(0) for lv in leaves if lv.iter_type == COMM_REDUCE])
+            body = _guard(self.bind(intrin.body, regions, {}), outer_conds + red_conds,
+                          b.ranges)
+            return self._loops(leaves, IfThenElse(first, body, update))
+        rest = [lv for lv in leaves[common:] if lv.iter_type != COMM_REDUCE]
+        rename = {lv.var: Var(lv.var.name + "_init", lv.var.dtype) for lv in rest}
+        reset = self.bind(intrin.reduce_reset, regions, rename)
+        reset = _guard(reset, [ir_substitute(c, rename) for c in outer_conds], b.ranges)
+        for lv in reversed(rest):
+            kind = b._kind(stage, lv)
+            reset = For(rename[lv.var], const(0), sb.extents[lv],
+                        ForKind.SERIAL if kind == ForKind.PARALLEL else kind, reset)
+        inner = self._loops(leaves[common:], update)
+        return self._loops(leaves[:common], seq(reset, inner))
+
+    def _loops(self, leaves, stmt):
+        b, stage, sb = self.b, self.stage, self.sb
+        for lv in reversed(leaves):
+            stmt = b._loop(stage, lv, sb.extents[lv], b._attached(stage, lv, stmt))
+        return stmt
+
+
+def _compact(shape):
+    out, step = [], const(1)
+    for d in reversed(tuple(shape)):
+        out.append(simplify(step))
+        step = step * d
+    return list(reversed(out))
+
+
+def _same_combiner(a, b) -> bool:
+    if a is b:
+        return True
+    if len(a.result) != len(b.result) or len(a.identity) != len(b.identity):
+        return False
+    xs = [Var(f"x{k}", v.dtype) for k, v in enumerate(a.lhs)]
+    ys = [Var(f"y{k}", v.dtype) for k, v in enumerate(a.rhs)]
+    return all(equal(simplify(p), simplify(q))
+               for p, q in zip(a.combine(xs, ys), b.combine(xs, ys))) and \
+        all(equal(simplify(p), simplify(q)) for p, q in zip(a.identity, b.identity))
+
+
+class _Retarget(IRMutator):
+    """The intrinsic's buffer views -> the real buffers; each touched range checked to lie in
+    the region bound to the buffer."""
+
+    def __init__(self, owner, bufmap):
+        self.owner, self.bufmap = owner, bufmap
+
+    def visit_Call(self, node):
+        if node.op not in ("tw_vload", "tw_vstore", "tvm_access_ptr"):
+            return self.generic_visit(node)
+        node = type(node)(node.op, node.args[:2] + tuple(self.visit(a) for a in node.args[2:]),
+                          node.dtype)
+        if True:
+            lo, hi = node.args[0], node.args[1]
+            entry = self.bufmap.get(lo.buffer) if isinstance(lo, BufferLoad) else None
+            if entry is None and isinstance(lo, BufferLoad) and \
+                    lo.buffer.__dict__.get("_decl") is not None:
+                self.owner.fail(f"the body uses buffer {lo.buffer.name}, which is not one of "
+                                "the intrinsic's ins/outs")
+            if entry is not None:
+                real, first, last, db, t = entry
+                ranges = self.owner.b.ranges
+                a, z = simplify(lo.indices[0], ranges), simplify(hi.indices[0], ranges)
+                what = {"tw_vload": "vload", "tw_vstore": "vstore",
+                        "tvm_access_ptr": "access_ptr"}[node.op]
+                if not (can_prove(a >= first, ranges) and can_prove(z <= last, ranges)):
+                    self.owner.fail(
+                        f"{what} of buffer {db.name} touches elements [{a}, {z}] of {t.name}, "
+                        f"outside the region [{first}, {last}] that the intrinsic covers "
+                        "(check the buffer's strides and the vector's length)")
+                args = (BufferLoad(real, (a,), lo.dtype), BufferLoad(real, (z,), hi.dtype)) + \
+                    node.args[2:]
+                return type(node)(node.op, args, node.dtype)
+        return node
+
+    def visit_BufferLoad(self, node):
+        node = self.generic_visit(node)
+        if node.buffer.__dict__.get("_decl") is not None:
+            self.owner.fail(f"buffer {node.buffer.name} is read outside vload/access_ptr")
+        return node
+
+
+class _Vectors(IRMutator):
+    """A scalar cast to a vector type (TVM's ``x.astype('int32x16')``) is a broadcast."""
+
+    def visit_Cast(self, node):
+        node = self.generic_visit(node)
+        lanes = dtypes.lanes(node.dtype)
+        if lanes > 1 and dtypes.lanes(node.value.dtype) == 1:
+            elem = dtypes.element(node.dtype)
+            value = node.value if node.value.dtype == elem else Cast(node.value, elem)
+            return Broadcast(value, lanes, node.dtype)
+        return node
+
+
+def simplify_vectors(stmt):
+    return _Vectors().visit(stmt)
+
