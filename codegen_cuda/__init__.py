@@ -18,14 +18,14 @@ __all__ = ["build", "CudaModule", "CudaCodegenError", "compile_ptx", "kernels_pt
 
 def build(sch, args, target, name="default_function"):
     """Lower (if needed) for the GPU and compile to numba.cuda kernels."""
-    from codegen_llvm import _shape_vars
+    from te.runtime.describe import shape_vars
     from schedule import lower
     from schedule.ir import PrimFunc
     func = sch if isinstance(sch, PrimFunc) else lower(sch, args, name=name, target="cuda")
     _refuse_extern(func)
-    shape_vars = _shape_vars(func)
-    source, kernels, names = emit_source(func, shape_vars)
-    return CudaModule(func, shape_vars, source, kernels, names, target)
+    svars = shape_vars(func)
+    source, kernels, names = emit_source(func, svars)
+    return CudaModule(func, svars, source, kernels, names, target)
 
 
 def _refuse_extern(func):

@@ -14,8 +14,9 @@ import time
 
 import numpy as np
 
-from codegen_llvm.module import BenchmarkResult
-from codegen_llvm.runtime import ArgumentError, Signature, as_array_view
+from te.runtime import ArgumentError, BenchmarkResult, Signature, as_array_view
+from te.runtime.cache_dir import get_cache_dir
+from te.runtime.signature import ERROR_SLOTS, index_error
 
 from .emit import (NUMBA_TYPE, jit_takes_launch_bounds, launch_excess, launch_excess_message,
                    simulator)
@@ -101,7 +102,7 @@ _JIT = re.compile(r"^@cuda\.jit(?:\((.*)\))?$", re.M)
 def _load(source, name):
     """The namespace of the kernels and the host function of ``source``.
 
-    On a real GPU, with the compile cache on (``TW_CACHE_DIR``, ``codegen_llvm.cache``), the
+    On a real GPU, with the compile cache on (``TW_CACHE_DIR``, ``te.runtime.cache_dir``), the
     source is written to ``<cache>/cuda/k<sha256>.py`` (once; the name follows the content) and
     run from there with ``cache=True`` on every kernel: numba keeps each kernel's machine code
     in ``__pycache__`` beside the file, and a later process loads it instead of compiling (a
@@ -121,8 +122,7 @@ def _load(source, name):
 def _cache_file(source):
     """(path, text) of ``source`` with ``cache=True`` on its kernels, written once into the
     compile cache's ``cuda/`` directory; None when the cache is off or cannot be written."""
-    from codegen_llvm import cache
-    root = cache.get_cache_dir()
+    root = get_cache_dir()
     if root is None:
         return None
     text = _JIT.sub(lambda m: f"@cuda.jit({', '.join(filter(None, ['cache=True', m[1]]))})",
@@ -170,14 +170,22 @@ class CudaModule:
     """Compiled kernels and the host code that launches them."""
 
     def __init__(self, func, shape_vars, source, kernels, names, target):
+        from te.runtime.describe import describe
         self.lowered = func
-        self.entry_name = self.name = func.name
         self.target = target
         self.kernels = kernels
-        self._source = source
+        self.kernel_names = [k.name for k in kernels]
         self._names = names
-        self._sig = Signature(func, shape_vars, view=_gpu_view)
-        g = _load(source, func.name)
+        self._setup(describe(func, shape_vars), source)
+
+    def _setup(self, info, source):
+        """Load the kernels of ``source`` for the function ``info`` describes (a build and
+        ``te.runtime.load_module`` both end here)."""
+        self.info = info
+        self.entry_name = self.name = info.name
+        self._source = source
+        self._sig = Signature(info, view=_gpu_view)
+        g = _load(source, info.name)
         self._host = g["host"]
         self._globals = g
         # TVM splits host and device code and reads kernels as mod.imported_modules[0]
@@ -189,17 +197,16 @@ class CudaModule:
         cargs, keep = self._sig.convert(args)     # buffers first, then scalars, shape vars
         n_buf = len(self._sig.buffers)
         dev_args, copy_back = [], []
-        for obj, buf in zip(keep, self._sig.buffers):
+        for obj, spec in zip(keep, self._sig.buffers):
             if isinstance(obj, np.ndarray):
                 d = cuda.to_device(np.ascontiguousarray(obj).reshape(-1))
-                if buf in self.lowered.outputs:
+                if spec.is_out:
                     copy_back.append((d, obj))
             else:
                 d = obj.reshape(obj.size) if obj.ndim != 1 else obj
             dev_args.append(d)
         record = None
-        if self._sig.index_error is not None:      # the in-kernel index checks' record
-            from schedule.bound_checks import ERROR_SLOTS
+        if self._sig.has_record:                   # the in-kernel index checks' record
             init = np.zeros(ERROR_SLOTS, np.int64)
             init[0] = -1
             record = cuda.to_device(init)
@@ -219,18 +226,86 @@ class CudaModule:
         if record is not None:
             rec = record.copy_to_host()
             if rec[0] >= 0 or rec[-1]:
-                from schedule.bound_checks import site_size
-                site = self.lowered.check_sites[int(rec[0])]
-                raise IndexError(site.message(self.name, rec, site_size(
-                    site, self._sig.pre_names, [int(v) for v in scalars])))
+                site = self._sig.check_sites[int(rec[0])]
+                raise index_error(self.name, site, rec, [int(v) for v in scalars])
+
+    def __getitem__(self, name):
+        if name != self.entry_name:
+            raise KeyError(f"module has one function, {self.entry_name!r}; got {name!r}")
+        return self
+
+    def get_function(self, name):
+        return self[name]
+
+    @classmethod
+    def from_library(cls, info, source, kernel_names, ptx=None):
+        """The module of a library that ``export_library`` wrote (``te.runtime.load_module``):
+        its kernels are compiled again from their numba source, on a GPU with numba's kernel
+        cache (``TW_CACHE_DIR``); ``ptx`` is kept for ``get_source("ptx")``."""
+        mod = cls.__new__(cls)
+        mod.lowered = None
+        mod.target = None
+        mod.kernels = None
+        mod._names = None
+        mod.kernel_names = list(kernel_names)
+        mod._ptx = ptx
+        mod._setup(info, source)
+        return mod
+
+    def export_library(self, path):
+        """Write the host code's metadata, the numba source of kernels and host code and, where
+        NVVM is available (not on the simulator), the kernels' PTX to ``path``, a ``.tar``
+        that ``te.runtime.load_module`` loads (layout: ``te/runtime/library.py``)."""
+        import io
+        import json
+        import tarfile
+        from te.runtime import library
+        path = os.fspath(path)
+        if not path.endswith(".tar"):
+            raise ValueError(f"export_library: {path!r}: a CUDA module is written as a .tar "
+                             "(metadata, kernel source and PTX); use a name ending in .tar")
+        problem = self.info.portable_problem()
+        if problem is not None:
+            raise ValueError(f"export_library: {self.name} cannot be exported: {problem}")
+        meta = {"format": library.LIBRARY_FORMAT, "version": library.LIBRARY_VERSION,
+                "kind": "cuda", "entry": self.name,
+                "functions": [{"symbol": self.name, "info": self.info.data,
+                               "kernels": self.kernel_names}]}
+        files = {library.METADATA_NAME: json.dumps(meta, indent=1).encode(),
+                 library.CUDA_SOURCE: self._source.encode()}
+        ptx = None if simulator() else self.get_source("ptx")
+        if ptx is not None:
+            files[library.CUDA_PTX] = ptx.encode()
+        buf = io.BytesIO()
+        with tarfile.open(fileobj=buf, mode="w") as tar:
+            for name, data in files.items():
+                entry = tarfile.TarInfo(name)
+                entry.size, entry.mode, entry.mtime = len(data), 0o644, int(time.time())
+                tar.addfile(entry, io.BytesIO(data))
+        tmp = f"{path}.{os.getpid()}.tmp"
+        with open(tmp, "wb") as f:
+            f.write(buf.getvalue())
+        os.replace(tmp, path)
+        return path
+
+    def __repr__(self):
+        return f"CudaModule({self.name}: {self._sig.arg_names})"
 
     def get_source(self, fmt="cuda"):
         """'cuda': the numba.cuda kernels and host code; 'ptx': PTX (needs NVVM); 'ir'."""
         if fmt in ("cuda", "py", "source"):
             return self._source
         if fmt in ("ir", "lowered", "tir"):
+            if self.lowered is None:
+                raise ValueError("get_source('ir'): a module loaded from a library has no "
+                                 "loop IR; use 'cuda' or 'ptx'")
             return str(self.lowered)
         if fmt == "ptx":
+            if self.kernels is None:            # loaded from a library
+                if getattr(self, "_ptx", None) is None:
+                    raise ValueError(f"get_source('ptx'): the library of {self.name} was "
+                                     "exported without PTX (on the simulator)")
+                return self._ptx
             return compile_ptx(self)
         raise ValueError(f"get_source: unknown format {fmt!r}; use 'cuda', 'ptx' or 'ir'")
 

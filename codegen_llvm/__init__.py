@@ -4,7 +4,7 @@ from __future__ import annotations
 from llvmlite import ir
 
 from te.expr import Var
-from te.functor import free_vars
+from te.runtime.describe import shape_vars as _shape_vars
 
 from . import cache
 from .emit import CodegenError, Emitter
@@ -14,19 +14,6 @@ from .runtime import ArgumentError, _gomp, get_num_threads, set_num_threads
 
 __all__ = ["build", "Module", "ArgumentError", "CodegenError", "set_num_threads",
            "get_num_threads", "BenchmarkResult"]
-
-
-def _shape_vars(func):
-    from schedule.ir import Buffer
-    explicit = set(p for p in func.params if isinstance(p, Var))
-    found = {}
-    for p in func.params:
-        if isinstance(p, Buffer):
-            for dim in p.shape:
-                for v in free_vars(dim):
-                    if v not in explicit:
-                        found.setdefault(v, None)
-    return list(found)
 
 
 def _check_free_vars(func, shape_vars):

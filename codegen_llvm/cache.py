@@ -9,7 +9,8 @@ payload; a truncated, foreign or damaged file is reported as a miss (and then re
 loaded. A directory that cannot be created, read or written makes the cache a no-op.
 
 The directory is ``TW_CACHE_DIR`` (default ``~/.cache/tensorweave``; empty turns the cache off),
-read once at import through ``schedule.config``; ``set_cache_dir`` changes it at run time.
+read once at import by ``te.runtime.cache_dir`` (shared with the GPU backend's cache);
+``set_cache_dir`` changes it at run time, for both.
 """
 from __future__ import annotations
 
@@ -23,7 +24,7 @@ from dataclasses import dataclass
 import llvmlite
 import llvmlite.binding as llvm
 
-from schedule import config
+from te.runtime.cache_dir import get_cache_dir, set_cache_dir  # noqa: F401
 
 # Bump when the layout of an entry, or the meaning of its contents (jit.py's optimization
 # pipeline, how the object is loaded), changes: old entries then simply stop matching.
@@ -33,7 +34,6 @@ MAGIC = b"TWCACHE\x00"
 # object followed by the optimized IR, zlib-compressed (IR text is most of an entry's bytes)
 _HEADER = struct.Struct("<8s64s32sQQ")
 
-_cache_dir = config.CACHE_DIR
 _stats = {"hits": 0, "misses": 0, "stores": 0, "corrupt": 0, "errors": 0}
 _last_error = None
 
@@ -44,17 +44,6 @@ class Entry:
 
     obj: bytes
     optimized_ir: str
-
-
-def set_cache_dir(path):
-    """Use ``path`` for the compile cache from now on; ``None`` (or "") turns the cache off."""
-    global _cache_dir
-    _cache_dir = os.path.abspath(os.path.expanduser(os.fspath(path))) if path else None
-
-
-def get_cache_dir():
-    """The cache directory in use, or ``None`` when the cache is off."""
-    return _cache_dir
 
 
 def stats():
@@ -75,7 +64,7 @@ def key(llvm_ir: str, triple: str, cpu: str, features: str) -> str:
 
 
 def _entry_path(entry_key):
-    return os.path.join(_cache_dir, "llvm", entry_key + ".twc")
+    return os.path.join(get_cache_dir(), "llvm", entry_key + ".twc")
 
 
 def _error(err):
@@ -86,7 +75,7 @@ def _error(err):
 
 def load(entry_key: str):
     """The entry stored under ``entry_key``, or ``None`` (cache off, missing or damaged)."""
-    if _cache_dir is None:
+    if get_cache_dir() is None:
         return None
     try:
         with open(_entry_path(entry_key), "rb") as f:
@@ -109,7 +98,7 @@ def load(entry_key: str):
 
 def store(entry_key: str, entry: Entry) -> bool:
     """Write ``entry`` under ``entry_key`` atomically; False if the cache is off or unwritable."""
-    if _cache_dir is None:
+    if get_cache_dir() is None:
         return False
     path = _entry_path(entry_key)
     tmp = None

@@ -31,9 +31,7 @@ from .functor import IRMutator
 from .ir import (Allocate, Buffer, BufferLoad, BufferStore, Evaluate, For, ForKind, IfThenElse,
                  LetStmt, SeqStmt, Stmt, seq)
 
-class ArgumentError(TypeError):
-    """A built function was called with an argument that does not match its declaration
-    (``codegen_llvm.ArgumentError``; defined here so that the interpreter raises it too)."""
+from te.runtime.errors import ArgumentError  # noqa: E402,F401  (raised by interp too)
 
 
 NO_CHECK_PRAGMA = "no_bound_check"

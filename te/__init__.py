@@ -74,7 +74,7 @@ def __getattr__(name):
     if name in ("ScheduleError", "Schedule", "Stage"):
         import schedule
         return getattr(schedule, name)
-    if name in ("nd", "testing", "tir", "target"):
+    if name in ("nd", "testing", "tir", "target", "runtime"):
         import importlib
         return importlib.import_module(f"te.{name}")
     if name in ("device", "cpu", "cuda", "gpu", "Device"):
