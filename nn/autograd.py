@@ -277,6 +277,13 @@ class Function:
         return result
 
     @classmethod
+    def from_te(cls, declare, name=None):
+        """A differentiable function from a te declaration ``declare(*placeholders)``: its
+        forward compiled, its backward derived by ``te.gradient`` (nn/functions/from_te.py)."""
+        from .functions.from_te import from_te
+        return from_te(declare, name)
+
+    @classmethod
     def apply(cls, *args):
         """Run forward on ``args`` and, when an input requires grad, record the node."""
         Tensor = _tensor.Tensor

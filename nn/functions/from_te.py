@@ -1,0 +1,184 @@
+"""Custom operators from te declarations: ``nn.autograd.Function.from_te(declare)``.
+
+``declare(*placeholders)`` receives one te placeholder per input tensor, with the input's
+concrete shape and dtype, and returns the output tensor (or a tuple of them). The result is a
+``TEFunction``: call it on ``nn.Tensor`` s (``f(x, w)``, or ``f.apply(x, w)``) and it runs the
+declaration compiled with a default schedule (``default_schedule`` on the CPU: elementwise
+intermediates inlined, the outer axes of every other stage fused and parallel;
+``nn.ops.gpu.schedule_auto`` for cuda tensors), records a node whose backward is the
+declaration's adjoint derived by ``te.gradient`` and compiled the same way, itself a
+``TEFunction`` (so gradients can be differentiated again). Shapes are taken from each call's
+inputs: the forward and the backward are declared and compiled once per combination of input
+shapes, dtypes and device (``nn.ops`` caches the builds), so a second call of the same shapes
+costs only the kernel launches. Floating-point inputs that some floating-point output reads
+get gradients; integer inputs (indices) and integer outputs do not.
+"""
+from __future__ import annotations
+
+import functools
+
+import te
+from te.tensor import ComputeOp
+
+from ..autograd import Function
+from ..tensor import Tensor, dtype_name
+from .fused import run_kernel
+
+
+def default_schedule(outs):
+    """A generic CPU schedule for any te computation: elementwise intermediate stages inlined
+    into their consumers, the data axes but the last of every remaining stage fused into one
+    parallel loop."""
+    outs = list(outs) if isinstance(outs, (list, tuple)) else [outs]
+    s = te.create_schedule([o.op for o in outs])
+    out_ops = {o.op for o in outs}
+    for stage in list(s.stages):
+        op = stage.op
+        if not isinstance(op, ComputeOp):
+            continue
+        if op not in out_ops and not op.reduce_axis and op.num_outputs == 1:
+            stage.compute_inline()
+            continue
+        axes = list(op.axis)
+        if len(axes) > 1:
+            stage.parallel(stage.fuse(*axes[:-1]))
+        elif axes:
+            stage.parallel(axes[0])
+    return s
+
+
+@functools.lru_cache(maxsize=256)
+def _plan(declare, shapes, dtypes):
+    """(returns a tuple, float outputs, inputs that get gradients) of ``declare`` here."""
+    xs = [te.placeholder(shape, dtype, name=f"x{k}")
+          for k, (shape, dtype) in enumerate(zip(shapes, dtypes))]
+    result = declare(*xs)
+    outs = list(result) if isinstance(result, (tuple, list)) else [result]
+    for k, out in enumerate(outs):
+        if not isinstance(out, te.Tensor) or not isinstance(out.op, ComputeOp):
+            raise TypeError(f"Function.from_te: {_name(declare)} must return te.compute "
+                            f"tensors; output {k} is {out!r}")
+    floats = tuple(k for k, o in enumerate(outs) if _is_float(o.dtype))
+    diff = tuple(i for i, x in enumerate(xs) if _is_float(x.dtype)
+                 and any(outs[k].op.reads(x.op) for k in floats))
+    return isinstance(result, (tuple, list)), floats, diff
+
+
+def _is_float(dtype):
+    return dtype.startswith("float") or dtype.startswith("bfloat")
+
+
+def _name(declare):
+    return getattr(declare, "__name__", type(declare).__name__)
+
+
+class TEFunction:
+    """A differentiable ``nn`` function made from a te declaration (see the module doc)."""
+
+    def __init__(self, declare, name=None):
+        if not callable(declare):
+            raise TypeError(f"Function.from_te: expected a function that declares te "
+                            f"tensors, got {type(declare).__name__}")
+        self.declare = declare
+        self.name = name or _camel(_name(declare))
+        self._backward_fns = {}
+        owner = self
+        self.function = type(self.name, (Function,), {
+            "forward": staticmethod(lambda ctx, *args: owner._forward(ctx, args)),
+            "backward": staticmethod(lambda ctx, *grads: owner._backward(ctx, grads)),
+            "__module__": __name__, "__doc__": f"The te declaration {_name(declare)}."})
+
+    def __call__(self, *tensors):
+        return self.apply(*tensors)
+
+    def apply(self, *tensors):
+        """Run the declaration on ``tensors``, recording the node when one requires grad."""
+        for k, t in enumerate(tensors):
+            if not isinstance(t, Tensor):
+                raise TypeError(f"{self.name}: argument {k} is a {type(t).__name__}; every "
+                                "argument of a from_te function is an nn.Tensor (one te "
+                                "placeholder each); wrap numbers with nn.tensor(...)")
+        return self.function.apply(*tensors)
+
+    def __repr__(self):
+        return f"TEFunction({self.name})"
+
+    def plan(self, tensors):
+        return _plan(self.declare, tuple(tuple(t.shape) for t in tensors),
+                     tuple(dtype_name(t.dtype) for t in tensors))
+
+    def _forward(self, ctx, args):
+        multiple, floats, _ = self.plan(args)
+        outs = run_kernel(self.declare, *[a._data for a in args], schedule=default_schedule)
+        results = tuple(Tensor(o) for o in outs)
+        ctx.save_for_backward(*args)
+        ctx.mark_non_differentiable(*[r for k, r in enumerate(results) if k not in floats])
+        return results if multiple else results[0]
+
+    def _backward(self, ctx, grads):
+        inputs = ctx.saved_tensors
+        _, floats, diff = self.plan(inputs)
+        if not diff:
+            return (None,) * len(inputs)
+        heads = []
+        for k in floats:
+            g = grads[k]
+            heads.append(g.contiguous() if g is not None else None)
+        if any(h is None for h in heads):
+            raise RuntimeError(f"{self.name}: a gradient of a floating-point output is "
+                               "missing")
+        found = self.backward_function(len(inputs)).apply(*inputs, *heads)
+        found = iter(found if isinstance(found, tuple) else (found,))
+        return tuple(next(found) if i in diff else None for i in range(len(inputs)))
+
+    def backward_function(self, arity):
+        """The adjoint of the declaration on ``arity`` inputs, a ``TEFunction`` of
+        (inputs..., gradients of the floating-point outputs...)."""
+        fn = self._backward_fns.get(arity)
+        if fn is None:
+            declare = self.declare
+
+            def backward(*placeholders):
+                return _adjoints(declare, placeholders[:arity], placeholders[arity:])
+            backward.__name__ = _name(declare) + "_backward"
+            fn = self._backward_fns[arity] = TEFunction(backward, self.name + "Grad")
+        return fn
+
+
+def _adjoints(declare, xs, heads):
+    """The gradients of the differentiable ``xs`` for output gradients ``heads``."""
+    result = declare(*xs)
+    outs = list(result) if isinstance(result, (tuple, list)) else [result]
+    floats = [o for o in outs if _is_float(o.dtype)]
+    diff = [x for x in xs if _is_float(x.dtype) and any(o.op.reads(x.op) for o in floats)]
+    total = {x: [] for x in diff}
+    for out, head in zip(floats, heads):
+        wrt = [x for x in diff if out.op.reads(x.op)]
+        for x, g in zip(wrt, te.gradient(out, wrt, head)):
+            total[x].append(g)
+    grads = []
+    for x in diff:
+        parts = total[x]
+        if len(parts) == 1:
+            grads.append(parts[0])
+            continue
+        grads.append(te.compute(x.shape, lambda *i, parts=parts: _sum(p[i] for p in parts),
+                                name=f"{x.op.name}_grad_sum"))
+    return grads
+
+
+def _sum(values):
+    values = list(values)
+    out = values[0]
+    for v in values[1:]:
+        out = out + v
+    return out
+
+
+def _camel(name):
+    return "".join(part[:1].upper() + part[1:] for part in name.split("_")) or "TEFunction"
+
+
+def from_te(declare, name=None) -> TEFunction:
+    """A differentiable function from ``declare(*placeholders) -> te.Tensor (or tuple)``."""
+    return TEFunction(declare, name)
