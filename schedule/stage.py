@@ -48,6 +48,7 @@ class IterAttr:
     kind: ForKind = ForKind.SERIAL
     bind: IterVar | None = None
     pragmas: list = field(default_factory=list)
+    tensor_intrin: object = None        # s[T].tensorize(axis, intrin): schedule/tensorize.py
 
 
 
@@ -329,6 +330,20 @@ class Stage:
         """
         self._leaf(iv, "pragma")
         self._attr(iv).pragmas.append((str(pragma_type), pragma_value))
+
+    def tensorize(self, var, tensor_intrin):
+        """Compute the loop nest from ``var`` inward with ``tensor_intrin`` (made by
+        ``te.decl_tensor_intrin``); lowering checks that the nest computes the intrinsic's
+        declaration (schedule/tensorize.py)."""
+        self._leaf(var, "tensorize")
+        if type(tensor_intrin).__name__ != "TensorIntrin":
+            raise ScheduleError(f"tensorize on stage {self.name}, axis {var.var.name}: expected "
+                                f"a te.decl_tensor_intrin(...), got {tensor_intrin!r}")
+        for other, attr in self.iter_attrs.items():
+            if attr.tensor_intrin is not None and other is not var:
+                raise ScheduleError(f"tensorize on stage {self.name}: axis {other.var.name} is "
+                                    "already tensorized; tensorize one axis per stage")
+        self._attr(var).tensor_intrin = tensor_intrin
 
     # ------------------------------------------------------------------ placement
     def _placed_by_scan(self, what):

@@ -153,11 +153,14 @@ class _Tensorize:
             self.fail("only single-output computes can be tensorized")
         mapping = self._axes()
         self.mapping = mapping
+        self.ranges = dict(self.b.ranges)        # and the intrinsic's axes
+        self.ranges.update({t.var: (0, t.dom.extent.value - 1)
+                            for _, t in mapping.values() if t is not None})
         rename = {}             # the stage's values, in the intrinsic's variables
         for iv, (leaf, target) in mapping.items():
             rename[iv.var] = self.sb.root[iv].min + self.base[iv] + \
                 (target.var if target is not None else 0)
-        self.rename = {k: simplify(v, self.b.ranges) for k, v in rename.items()}
+        self.rename = {k: simplify(v, self.ranges) for k, v in rename.items()}
         zero = {t.var: const(0, t.var.dtype) for _, t in mapping.values() if t is not None}
         top = {t.var: const(t.dom.extent.value - 1, t.var.dtype)
                for _, t in mapping.values() if t is not None}
@@ -184,12 +187,12 @@ class _Tensorize:
                 self.fail(f"input {t.name} has {len(t.shape)} dimensions, fewer than the "
                           f"intrinsic's {p.name} ({len(p.shape)})")
             lead = len(t.shape) - len(p.shape)
-            s_idx = [simplify(substitute(i, self.rename), self.b.ranges)
+            s_idx = [simplify(substitute(i, self.rename), self.ranges)
                      for i in first_idx[t]]
             p_idx = [simplify(substitute(i, zero)) for i in first_idx[p]]
-            begin = [simplify(substitute(i, zero), self.b.ranges) for i in s_idx]
+            begin = [simplify(substitute(i, zero), self.ranges) for i in s_idx]
             begin = begin[:lead] + [simplify(bg - pi) for bg, pi in zip(begin[lead:], p_idx)]
-            last = [simplify(substitute(i, top), self.b.ranges) for i in s_idx]
+            last = [simplify(substitute(i, top), self.ranges) for i in s_idx]
             for d in range(lead):
                 if not can_prove(last[d] - begin[d] <= 0):
                     self.fail(f"input {t.name}: dimension {d} varies inside the nest, but the "
@@ -199,7 +202,7 @@ class _Tensorize:
         self._compare(body[0], intrin.op.body[0], regions, tensors)
         out = stage.op.output(0)
         iout = intrin.op.output(0)
-        obegin = [simplify(substitute(self.rename[iv.var], zero), self.b.ranges)
+        obegin = [simplify(substitute(self.rename[iv.var], zero), self.ranges)
                   for iv in stage.op.axis]
         lead = len(stage.op.axis) - len(intrin.op.axis)
         regions[out] = (obegin, (const(1),) * lead + tuple(iout.shape), iout)
@@ -213,12 +216,12 @@ class _Tensorize:
                 node = inner.generic_visit(node)
                 begin, _, p = regions[node.producer]
                 lead = len(node.indices) - len(p.shape)
-                idx = tuple(simplify(i - bg, self.b.ranges)
+                idx = tuple(simplify(i - bg, self.ranges)
                             for i, bg in zip(node.indices[lead:], begin[lead:]))
                 return ProducerLoad(p, idx, node.dtype)
 
         def prep(e):
-            return simplify(Rel().visit(substitute(e, self.rename)), self.b.ranges)
+            return simplify(Rel().visit(substitute(e, self.rename)), self.ranges)
         if isinstance(se, Reduce) != isinstance(ie, Reduce):
             what = "a reduction" if isinstance(se, Reduce) else "not a reduction"
             self.fail(f"the stage's body is {what}, the intrinsic's is not")
@@ -409,7 +412,16 @@ class _Retarget(IRMutator):
 
 
 class _Vectors(IRMutator):
-    """A scalar cast to a vector type (TVM's ``x.astype('int32x16')``) is a broadcast."""
+    """A scalar cast to a vector type (TVM's ``x.astype('int32x16')``) and a constant of a
+    vector type (``const(0, 'int32x16')``) are broadcasts."""
+
+    def visit_IntImm(self, node):
+        lanes = dtypes.lanes(node.dtype)
+        if lanes == 1:
+            return node
+        return Broadcast(const(node.value, dtypes.element(node.dtype)), lanes, node.dtype)
+
+    visit_FloatImm = visit_IntImm
 
     def visit_Cast(self, node):
         node = self.generic_visit(node)

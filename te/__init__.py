@@ -23,6 +23,8 @@ from .intrin import (exp, exp2, exp10, log, log2, log10, log1p, sqrt, rsqrt, tan
                      sin, cos, tan, asin, acos, atan, sinh, cosh, floor, ceil, round, trunc,
                      nearbyint, abs, power, pow, if_then_else, isnan, isinf, isfinite,
                      fmod, popcount, clz)
+from .intrin import call_llvm_intrin, call_llvm_pure_intrin, reinterpret
+from .tensor_intrin import decl_tensor_intrin, TensorIntrin
 from .autodiff import gradient
 
 indexdiv = floordiv
