@@ -38,7 +38,8 @@ def build(sch, args, target, name="default_function"):
     module = ir.Module(name=func.name)
     module.triple = options.triple
     _gomp()         # loads libgomp and applies TW_NUM_THREADS before the first parallel call
-    emitter = Emitter(module, parallel=has_openmp(), mvec=mvec_isas(options.features))
+    emitter = Emitter(module, parallel=has_openmp(), mvec=mvec_isas(options.features),
+                      features=options.features, cpu=options.cpu)
     emitter.emit_function(func, shape_vars)
     source = str(module)
     jit = JITModule(source, options)
