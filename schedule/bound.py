@@ -7,38 +7,72 @@ ranges. Relations then pass ranges down (root -> leaves) and values up (leaves -
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 from te.expr import (Add, Call, Cast, Div, Expr, FloorDiv, FloorMod, IntImm, Max, Min, Mod, Mul,
                      ProducerLoad, Select, Sub, Var, binary, cast, const)
 from te.functor import free_vars, post_order_visit, substitute
 from te.scan import ScanOp
-from te.tensor import ComputeOp, Range
+from te.tensor import COMM_REDUCE, ComputeOp, Range
 
 from .simplify import INF, can_prove, const_bounds, simplify
-from .stage import Fuse, ScheduleError, Split
+from .schedule import check_attach, legalize_attach
+from .stage import Fuse, ScheduleError, Singleton, Split
 
 
 def ceildiv(a, b) -> Expr:
     return simplify((a + b - 1) // b)
 
 
-def pass_down(relations, extents) -> dict:
-    """Extents of derived IterVars from the extents of their parents."""
+def pass_down(relations, extents, tighten=None) -> dict:
+    """Extents of derived IterVars from the extents of their parents.
+
+    With ``tighten`` (the set of IterVars from which a thread-bound leaf derives), a split
+    piece is no longer than its axis, as TVM's PassDownDomain: splitting 8 values by
+    factor=32 makes an inner loop of 8 (nparts=32: an outer loop of 8), unless a thread
+    index is bound to it (the split then sets the thread count). Relations whose parents
+    have no extent yet are skipped."""
     ext = dict(extents)
     for rel in relations:
         if isinstance(rel, Split):
+            if rel.parent not in ext:
+                continue
             e = ext[rel.parent]
             if rel.factor is not None:
-                ext[rel.inner] = rel.factor
+                ext[rel.inner] = _no_longer(e, rel.factor, rel.inner, tighten)
                 ext[rel.outer] = ceildiv(e, rel.factor)
             else:
-                ext[rel.outer] = rel.nparts
+                ext[rel.outer] = _no_longer(e, rel.nparts, rel.outer, tighten)
                 ext[rel.inner] = ceildiv(e, rel.nparts)
         elif isinstance(rel, Fuse):     # in the fused loop's width: 65536 * 65536 fits int64
+            if rel.outer not in ext or rel.inner not in ext:
+                continue
             t = rel.fused.var.dtype
             ext[rel.fused] = simplify(cast(t, ext[rel.outer]) * cast(t, ext[rel.inner]))
+        elif isinstance(rel, Singleton):
+            ext[rel.iter] = const(1, rel.iter.var.dtype)
     return ext
+
+
+def _no_longer(extent, amount, piece, tighten):
+    """``min(extent, amount)`` where that is provably ``extent`` (and tightening applies)."""
+    if tighten is None or piece in tighten or not can_prove(extent < amount) or \
+            (isinstance(extent, IntImm) and extent.value == 0):     # (an empty axis: as TVM)
+        return amount
+    return simplify(extent)
+
+
+def thread_dominated(stage) -> set:
+    """The IterVars of ``stage`` from which a leaf bound to a thread index derives (TVM's
+    PassUpThreadBinding)."""
+    bound = {lv for lv, a in stage.iter_attrs.items() if a.bind is not None}
+    for rel in reversed(stage.relations):
+        if isinstance(rel, Split) and (rel.outer in bound or rel.inner in bound):
+            bound.add(rel.parent)
+        elif isinstance(rel, Fuse) and rel.fused in bound:
+            bound |= {rel.outer, rel.inner}
+    return bound
 
 
 def leaf_extents(op: ComputeOp, relations) -> dict:
@@ -130,11 +164,24 @@ def interval(e, relax):
             if x[0] is x[1] and isinstance(x[0], IntImm) and x[0].value < 0:
                 return (y[1] * x[0], y[0] * x[0])
         return (a[0] * b[0], a[1] * b[1])
-    if isinstance(e, (FloorDiv, Div)) and isinstance(e.b, IntImm) and e.b.value > 0:
+    if isinstance(e, (FloorDiv, Div)) and _positive_divisor(e.b, relax):
         a = interval(e.a, relax)
         return None if a is None else (a[0] // e.b, a[1] // e.b)
     if isinstance(e, (FloorMod, Mod)) and isinstance(e.b, IntImm) and e.b.value > 0:
-        return (const(0, e.dtype), const(e.b.value - 1, e.dtype))
+        a = interval(e.a, relax)
+        c = e.b.value
+        if a is not None:
+            lo, hi = simplify(a[0]), simplify(a[1])
+            if isinstance(lo, IntImm) and isinstance(hi, IntImm) and lo.value >= 0 and \
+                    lo.value // c == hi.value // c:
+                return (const(lo.value % c, e.dtype), const(hi.value % c, e.dtype))
+            width = simplify(hi - lo)
+            if isinstance(e, FloorMod) and isinstance(width, IntImm) and 0 <= width.value and \
+                    _mod_max(lo, c) + width.value < c:
+                # a window that does not wrap: [lo % c, lo % c + width] (a tile of a fused
+                # axis that stays in one row)
+                return (lo % e.b, lo % e.b + width)
+        return (const(0, e.dtype), const(c - 1, e.dtype))
     if isinstance(e, (Min, Max)):
         a, b = interval(e.a, relax), interval(e.b, relax)
         if a is None or b is None:
@@ -152,6 +199,39 @@ def interval(e, relax):
     return None
 
 
+def _positive_divisor(b, relax) -> bool:
+    """A divisor that the interval of a floordiv may divide both ends by: a positive
+    constant, or a symbolic size that does not vary with the relaxed loops."""
+    if isinstance(b, IntImm):
+        return b.value > 0
+    return not any(v in relax for v in free_vars(b))
+
+
+def _mod_max(e, c) -> int:
+    """An upper bound of ``e % c`` from the gcd of ``e``'s coefficients: ``(3 * x) % 6`` is 0
+    or 3; c - 1 when nothing is known."""
+    coeffs = []
+
+    def terms(x):
+        if isinstance(x, Add):
+            return terms(x.a) and terms(x.b)
+        if isinstance(x, Mul) and isinstance(x.b, IntImm):
+            coeffs.append(abs(x.b.value))
+            return True
+        if isinstance(x, Mul) and isinstance(x.a, IntImm):
+            coeffs.append(abs(x.a.value))
+            return True
+        if isinstance(x, IntImm):
+            return x.value == 0
+        return False
+    if not terms(e) or not coeffs:
+        return c - 1
+    g = c
+    for k in coeffs:
+        g = math.gcd(g, k)
+    return c - g
+
+
 # ----------------------------------------------------------------------------- inference
 
 @dataclass
@@ -159,6 +239,9 @@ class StageBound:
     root: dict                       # root IterVar -> Range (min may use outer loop vars)
     extents: dict                    # every IterVar -> extent
     clip: dict = field(default_factory=dict)   # root IterVar -> domain extent to guard against
+    # root IterVar -> the region one iteration of the attach loop reads, where its extent
+    # varies with the loops (the allocation, ``root``, holds the largest): InferBound's answer
+    exact: dict = field(default_factory=dict)
 
 
 def shift_splits(bounds) -> list:
@@ -185,7 +268,11 @@ def loop_ranges(bounds) -> dict:
 
 
 def infer_bound(sch, bodies) -> dict:
-    """Map every computed stage to its StageBound. ``bodies`` are the bodies after inlining."""
+    """Map every computed stage to its StageBound. ``bodies`` are the bodies after inlining.
+
+    Attachments are checked and legalized first (``check_attach``, ``legalize_attach``)."""
+    check_attach(sch)
+    legalize_attach(sch)
     bounds = {}
     for stage in reversed(sch.stages):
         if isinstance(stage.op, ScanOp):
@@ -198,18 +285,63 @@ def infer_bound(sch, bodies) -> dict:
             continue
         op = stage.op
         root = {iv: Range(const(0), iv.dom.extent) for iv in op.axis}
-        clip = {}
+        clip, exact = {}, {}
         if stage.scan_role == "update":
             scan = stage.scan.op
             step = simplify(scan.scan_axis.var + scan.scan_axis.dom.min)
             root[op.axis[0]] = Range(step, const(1))
         elif stage.attach_type == "scope":
-            root, clip = _attached_region(sch, stage, bounds, bodies)
+            root, clip, exact = _attached_region(sch, stage, bounds, bodies)
+        tighten = thread_dominated(stage)
+        data_vars = {iv.var for iv in op.axis}
+        vmap = None
         for iv in op.reduce_axis:
-            root[iv] = iv.dom
-        extents = pass_down(stage.relations, {iv: r.extent for iv, r in root.items()})
-        bounds[stage] = StageBound(root, extents, clip)
+            if vmap is None and data_vars & set(free_vars(iv.dom.extent) + free_vars(iv.dom.min)):
+                # a reduction over a range that depends on the data axes (a triangular
+                # sum): its range in the loops' variables
+                ext = pass_down(stage.relations, {v: r.extent for v, r in root.items()},
+                                tighten)
+                leaves = {lv: lv.var for lv in stage.leaf_iter_vars
+                          if lv.iter_type != COMM_REDUCE}
+                offsets = pass_up(stage.relations, leaves, ext)
+                vmap = axis_values({v: r for v, r in root.items() if v in offsets}, offsets)
+                # in the guarded tail of a split the value passes the axis's end (the update
+                # is skipped there): clamped, the reduction's range stays the axis's
+                vmap = {v: val if val is v else
+                        simplify(_min(val, cast(v.dtype, ax.dom.extent - 1)))
+                        for ax in op.axis for v, val in [(ax.var, vmap.get(ax.var, ax.var))]}
+            root[iv] = iv.dom if vmap is None else \
+                Range(simplify(substitute(iv.dom.min, vmap)),
+                      simplify(substitute(iv.dom.extent, vmap)))
+        extents = pass_down(stage.relations, {iv: r.extent for iv, r in root.items()},
+                            tighten)
+        bounds[stage] = StageBound(root, extents, clip, exact)
     return bounds
+
+
+class BoundMap(dict):
+    """``te.schedule.InferBound``'s answer: IterVar -> Range for every axis of every stage
+    (roots, reduction axes, split and fused pieces), as TVM's Map. Attached stages' ranges
+    start at expressions of their consumers' loop variables."""
+    stage_bounds: dict
+    bodies: dict
+
+
+def InferBound(sch) -> BoundMap:      # noqa: N802  (TVM's name)
+    """The range of every IterVar of schedule ``sch`` (TVM's ``te.schedule.InferBound``)."""
+    from .inline import inline_bodies
+    bodies = inline_bodies(sch)
+    bounds = infer_bound(sch, bodies)
+    out = BoundMap()
+    out.stage_bounds, out.bodies = bounds, bodies
+    for stage, sb in bounds.items():
+        for iv, ext in sb.extents.items():
+            out[iv] = Range(const(0, iv.var.dtype), ext)
+        for iv, r in sb.root.items():
+            out[iv] = sb.exact.get(iv, r)
+        if isinstance(stage.op, ScanOp):        # the steps after the init's rows
+            out[stage.op.scan_axis] = stage.op.scan_axis.dom
+    return out
 
 
 def _attached_region(sch, stage, bounds, bodies):
@@ -265,7 +397,7 @@ def _attached_region(sch, stage, bounds, bodies):
                 else:
                     lo, hi = regions[d]
                     regions[d] = (_min(lo, itv[0]), _max(hi, itv[1]))
-    root, clip = {}, {}
+    root, clip, exact = {}, {}, {}
     for d, iv in enumerate(op.axis):
         dom = iv.dom.extent
         reg = regions[d]
@@ -275,6 +407,7 @@ def _attached_region(sch, stage, bounds, bodies):
         lo, hi = simplify(reg[0], ranges), simplify(reg[1], ranges)
         ext = simplify(hi - lo + 1, ranges)
         if any(v in ranges for v in free_vars(ext)):
+            exact[iv] = Range(lo, ext)
             ub = const_bounds(ext, ranges)[1]
             if ub == INF:
                 root[iv] = Range(const(0), dom)
@@ -284,6 +417,8 @@ def _attached_region(sch, stage, bounds, bodies):
         # times) make hi < lo: the region is empty, never a negative allocation
         if isinstance(ext, IntImm) and ext.value < 0:
             ext = const(0, ext.dtype)
+        if iv in exact:
+            exact[iv] = Range(lo, simplify(_min(exact[iv].extent, ext)))
         elif not can_prove(ext >= 0, ranges):
             ext = simplify(_max(ext, const(0, ext.dtype)), ranges)
         if isinstance(ext, IntImm) and isinstance(dom, IntImm) and ext.value >= dom.value \
@@ -299,7 +434,7 @@ def _attached_region(sch, stage, bounds, bodies):
         if (lo_b[0] < 0 or not (isinstance(dom, IntImm) and hi_b[1] <= dom.value)) and \
                 not _within_steps(sch, lo, ext, dom):
             clip[iv] = dom
-    return root, clip
+    return root, clip, exact
 
 
 def _within_steps(sch, lo, ext, dom) -> bool:

@@ -35,3 +35,50 @@ def inline_bodies(sch) -> dict:
         else:
             bodies[stage] = body
     return bodies
+
+
+# ----------------------------------------------------------------------------- TVM's auto-inline
+
+def _unscheduled_compute(stage) -> bool:
+    """A computed stage that is no output, at the root, with no relations (TVM's
+    ``!is_scheduled() && !is_output``), and no reduction."""
+    return isinstance(stage.op, ComputeOp) and not stage.is_output and \
+        stage.attach_type == "root" and not stage.relations and \
+        not stage.op.reduce_axis and stage.scan is None
+
+
+def _elementwise(op) -> bool:
+    """Every read indexes with the operation's own axes, in order (TVM's IsElemWise)."""
+    from te.expr import ProducerLoad
+    from te.functor import post_order_visit
+    axes = [iv.var for iv in op.axis]
+    ok = []
+
+    def visit(node):
+        if isinstance(node, ProducerLoad):
+            ok.append(len(node.indices) == len(axes) and
+                      all(i is v for i, v in zip(node.indices, axes)))
+    for b in op.body:
+        post_order_visit(b, visit)
+    return all(ok)
+
+
+def _auto_inline(sch, accept):
+    for stage in list(sch.stages):
+        if _unscheduled_compute(stage) and accept(stage.op):
+            stage.compute_inline()
+
+
+def AutoInlineElemWise(sch):        # noqa: N802  (TVM's names)
+    """Inline every unscheduled intermediate stage that reads its inputs elementwise."""
+    _auto_inline(sch, _elementwise)
+
+
+def AutoInlineBroadcast(sch):       # noqa: N802
+    """Inline every unscheduled intermediate stage tagged ``"broadcast"`` or elementwise."""
+    _auto_inline(sch, lambda op: op.tag == "broadcast" or _elementwise(op))
+
+
+def AutoInlineInjective(sch):       # noqa: N802
+    """Inline every unscheduled intermediate stage without a reduction (injective)."""
+    _auto_inline(sch, lambda op: True)

@@ -123,6 +123,11 @@ class Allocate(Stmt):
     body: Stmt
     annotations: tuple = ()     # ("double_buffer",): see passes/inject_double_buffer.py
 
+    @property
+    def extents(self) -> tuple:
+        """TVM's ``Allocate.extents``: the allocated buffer's shape."""
+        return self.buffer.shape
+
 
 @NODE
 class IfThenElse(Stmt):
@@ -197,6 +202,10 @@ class PrimFunc:
 
     def script(self) -> str:
         """The printed loop nest (TVM's ``mod.script()``)."""
+        return str(self)
+
+    def astext(self, show_meta_data=True) -> str:
+        """The printed loop nest (TVM's ``astext()``, the older name of ``script()``)."""
         return str(self)
 
     def __getitem__(self, name):

@@ -10,16 +10,16 @@ import copy
 import dataclasses
 import functools
 
-from te.expr import ProducerLoad, Reduce, Var
+from te.expr import IntImm, ProducerLoad, Reduce, Var
 from te.intrin import if_then_else
-from te.functor import ExprMutator, substitute
+from te.functor import ExprMutator, Substitute, substitute
 from te.tensor import COMM_REDUCE, DATA_PAR, ComputeOp, IterVar, Operation, Range, \
     Tensor, _REDUCE_VARS
-from te.expr import all_, cast, const
+from te.expr import Min, all_, binary, cast, const
 
 from te.scan import ScanOp
 
-from .stage import ScheduleError, Split, Stage, check_scope
+from .stage import Fuse, ScheduleError, Singleton, Split, Stage, check_scope
 
 
 def _as_ops(ops):
@@ -62,6 +62,57 @@ class _ReplaceTensors(ExprMutator):
         node = self.generic_visit(node)
         new = self.tmap.get(node.producer)
         return node if new is None else ProducerLoad(new, node.indices, node.dtype)
+
+
+class _DeepSubstitute(Substitute):
+    """Replaces variables also where a reduction keeps expressions outside its source: the
+    ranges of its axes (``te.reduce_axis((0, i))``: a triangular sum) and its combiner's
+    identity and result (a ``comm_reducer`` whose functions mention a loop variable), as
+    TVM's VarReplacer. An axis or combiner that does not change stays the same object."""
+
+    def __init__(self, vmap, range_vmap=None):
+        super().__init__(vmap)
+        self.axes, self.combiners = {}, {}
+        self.ranges = Substitute(range_vmap) if range_vmap is not None else self
+
+    def _axis(self, iv):
+        new = self.axes.get(iv)
+        if new is None:
+            lo, ext = self.ranges.visit(iv.dom.min), self.ranges.visit(iv.dom.extent)
+            new = iv if lo is iv.dom.min and ext is iv.dom.extent else \
+                IterVar(Range(lo, ext), iv.var, iv.iter_type, iv.thread_tag)
+            self.axes[iv] = new
+        return new
+
+    def _combiner(self, c):
+        new = self.combiners.get(c)
+        if new is None:
+            ident = tuple(self.visit(x) for x in c.identity)
+            result = tuple(self.visit(x) for x in c.result)
+            same = all(a is b for a, b in zip(ident + result, c.identity + c.result))
+            new = c if same else dataclasses.replace(c, identity=ident, result=result)
+            self.combiners[c] = new
+        return new
+
+    def visit_Reduce(self, node):
+        node = self.generic_visit(node)
+        axis = tuple(self._axis(iv) for iv in node.axis)
+        combiner = self._combiner(node.combiner)
+        if combiner is node.combiner and all(a is b for a, b in zip(axis, node.axis)):
+            return node
+        return dataclasses.replace(node, axis=axis, combiner=combiner)
+
+
+def _min(a, b):
+    return binary(Min, a, b)
+
+
+def deep_substitute(exprs, vmap, range_vmap=None) -> tuple:
+    """``exprs`` (a compute's bodies) with Vars replaced per ``vmap``, inside reductions'
+    axis ranges (per ``range_vmap`` where given) and combiners too (one replacement object
+    per axis and combiner)."""
+    mut = _DeepSubstitute(vmap, range_vmap)
+    return tuple(mut.visit(e) for e in exprs)
 
 
 def _with_body(op, body, **changes):
@@ -156,11 +207,13 @@ class Schedule:
         return consumer.op.reads(producer.op)
 
     def normalize(self):
-        """TVM's ``Schedule.normalize``: a no-op here, returned for chaining.
+        """TVM's ``Schedule.normalize``, returned for chaining: attachments to axes that were
+        split or fused afterwards follow them (``legalize_attach``; lowering does it too).
 
-        TVM rebases every loop to start at 0 before bound inference; here loop nests are built
-        from zero-based loops already, so there is nothing to rebase.
+        TVM also rebases every loop to start at 0 before bound inference; here loop nests
+        are built from zero-based loops already, so there is nothing to rebase.
         """
+        legalize_attach(self)
         return self
 
     # ------------------------------------------------------------------ graph rewriting
@@ -226,41 +279,68 @@ class Schedule:
 
     @_atomic
     def cache_write(self, tensor, scope):
-        """Compute ``tensor`` into a ``scope`` buffer, then copy it to the original."""
+        """Compute ``tensor`` into a ``scope`` buffer, then copy it to the original.
+
+        As TVM, a stage already split, fused or reordered is relaid out: the cache stage's
+        axes are the stage's data-parallel leaf axes, in their loop order and with their
+        extents (a split that does not divide its axis computes a guarded tail), and the
+        original stage becomes a copy that reads the cache at the leaf indices. The
+        reduction axes stay the same axes (``s[CC].split(k, ...)`` after cache_write)."""
         if isinstance(tensor, (list, tuple)):
             tensor = tensor[0]
         stage = self[tensor]
         stage._need_compute("cache_write")
         check_scope(scope, "cache_write")
-        reordered = stage.leaf_iter_vars != list(stage.op.axis) + list(stage.op.reduce_axis)
-        if stage.relations or reordered or any(a.kind.value != "serial" or a.bind
-                                               for a in stage.iter_attrs.values()):
-            raise ScheduleError(f"cache_write on stage {stage.name}: the stage was already "
-                                "scheduled; call cache_write before split/fuse/reorder on it")
         op = stage.op
-        vmap, new_axis = {}, []
-        for iv in op.axis:
-            niv = IterVar(iv.dom, Var(iv.var.name + "_c", iv.var.dtype), DATA_PAR)
-            vmap[iv.var] = niv.var
+        roots = set(op.axis)
+        for lv in stage.leaf_iter_vars:
+            if lv.iter_type == COMM_REDUCE and lv not in op.reduce_axis:
+                raise ScheduleError(f"cache_write on stage {stage.name}: its reduction axis "
+                                    f"was split or fused ({lv.var.name}); the cache is laid "
+                                    "out by the data-parallel axes only (as TVM); call "
+                                    "cache_write first and split the reduction of the cache "
+                                    "stage instead")
+        data_rels = [r for r in stage.relations if _rel_is_data(r)]
+        leaves = [lv for lv in stage.leaf_iter_vars if lv.iter_type != COMM_REDUCE]
+        from .bound import pass_down, pass_up
+        extents = pass_down(data_rels, {iv: iv.dom.extent for iv in op.axis})
+        new_axis, leaf_vals = [], {}
+        for lv in leaves:
+            name = lv.var.name + "_c"
+            niv = IterVar(Range(const(0), extents[lv]), Var(name, lv.var.dtype), DATA_PAR)
             new_axis.append(niv)
-        new_reduce = list(op.reduce_axis)   # the same reduce axes, as TVM: s[CC].split(k, ...)
-        body = []
-        for b in op.body:
-            if isinstance(b, Reduce):
-                b = dataclasses.replace(b, source=tuple(substitute(x, vmap) for x in b.source),
-                                        condition=substitute(b.condition, vmap),
-                                        axis=tuple(new_reduce))
-            else:
-                b = substitute(b, vmap)
-            body.append(b)
-        cache_op = ComputeOp(f"{op.name}.{scope}", tuple(new_axis), tuple(new_reduce),
-                             tuple(body), op.tag, op.attrs)
+            leaf_vals[lv] = niv.var
+        plain = [dataclasses.replace(r, tail="guard") if isinstance(r, Split) else r
+                 for r in data_rels]        # the cache has no shifted tail: its own layout
+        offsets = pass_up(plain, leaf_vals, extents)
+        vmap = {iv.var: offsets[iv] for iv in op.axis}
+        conds = [offsets[iv] < iv.dom.extent for iv in op.axis
+                 if offsets[iv] is not leaf_vals.get(iv)]
+        conds += [offsets[r.parent] < extents[r.parent] for r in plain
+                  if isinstance(r, Split) and r.parent not in roots]
+        # a reduction range in the tail of a split that passes the axis's end: clamped (the
+        # update is skipped there), so that the reduction stays inside the axis's range
+        clamped = {v: val if val is v else _min(val, cast(v.dtype, iv.dom.extent - 1))
+                   for iv in op.axis for v, val in [(iv.var, vmap[iv.var])]}
+        body = deep_substitute(op.body, vmap, clamped)
+        if conds:
+            cond = all_(*conds)
+            if isinstance(body[0], Reduce):
+                body = tuple(dataclasses.replace(b, condition=all_(cond, b.condition))
+                             for b in body)
+            else:       # if_then_else: the body may read out of bounds in the padded tail
+                body = tuple(if_then_else(cond, b, const(0, b.dtype)) for b in body)
+        new_reduce = tuple(body[0].axis) if isinstance(body[0], Reduce) else ()
+        cache_op = ComputeOp(f"{op.name}.{scope}", tuple(new_axis), new_reduce, body,
+                             op.tag, op.attrs)
         cstage = self._insert_stage(cache_op, stage)
         cstage.scope = scope
-        idx = tuple(iv.var for iv in op.axis)
+        index = _pass_down_index(data_rels, {iv: iv.var for iv in op.axis}, extents)
+        idx = tuple(index[lv] for lv in leaves)
         copy = [ProducerLoad(t, idx, t.dtype) for t in cache_op.outputs]
         stage.all_iter_vars = list(op.axis)
         stage.leaf_iter_vars = list(op.axis)
+        stage.relations = []
         stage.iter_attrs = {}
         self._replace_op(stage, _with_body(op, copy, reduce_axis=()))
         outs = cache_op.outputs
@@ -295,10 +375,14 @@ class Schedule:
                       DATA_PAR)
         data_axis.insert(factor_axis, fiv)
         leaf_vals, new_reduce = {axis: fiv.var}, []
-        for iv in leaves:
+        # the remaining reduction axes keep their variables (an untouched root axis stays
+        # the same IterVar), in the order they were made, as TVM's rfactor
+        for iv in [v for v in stage.all_iter_vars if v in leaves]:
             if iv is axis:
                 continue
-            niv = IterVar(Range(const(0), extents[iv]), Var(iv.var.name, iv.var.dtype), COMM_REDUCE)
+            root = iv in op.reduce_axis and isinstance(iv.dom.min, IntImm) and \
+                iv.dom.min.value == 0
+            niv = iv if root else IterVar(Range(const(0), extents[iv]), iv.var, COMM_REDUCE)
             _REDUCE_VARS.add(niv.var)
             leaf_vals[iv] = niv.var
             new_reduce.append(niv)
@@ -352,8 +436,88 @@ def _refuse_scan_rewrite(stage):
 
 
 def _rel_is_reduce(rel):
+    if isinstance(rel, Singleton):
+        return False
     first = rel.parent if isinstance(rel, Split) else rel.outer
     return first.iter_type == COMM_REDUCE
+
+
+def _rel_is_data(rel):
+    """A relation among data-parallel axes only (a data axis fused with a reduction axis
+    makes a reduction axis)."""
+    if isinstance(rel, Singleton):
+        return True
+    if isinstance(rel, Fuse):
+        return rel.fused.iter_type != COMM_REDUCE
+    return rel.parent.iter_type != COMM_REDUCE
+
+
+def _pass_down_index(relations, values, extents) -> dict:
+    """The leaf values of given root values (TVM's PassDownIndex): a split axis's pieces are
+    ``v // inner_extent`` and ``v % inner_extent``, a fused axis ``outer * inner_extent +
+    inner``, a singleton 0."""
+    val = dict(values)
+    for rel in relations:
+        if isinstance(rel, Split):
+            f = extents[rel.inner]
+            val[rel.outer] = val[rel.parent] // f
+            val[rel.inner] = val[rel.parent] % f
+        elif isinstance(rel, Fuse):
+            t = rel.fused.var.dtype
+            val[rel.fused] = cast(t, val[rel.outer]) * cast(t, extents[rel.inner]) + \
+                cast(t, val[rel.inner])
+        elif isinstance(rel, Singleton):
+            val[rel.iter] = const(0, rel.iter.var.dtype)
+    return val
+
+
+def legalize_attach(sch):
+    """TVM's LegalizeInvalidAttach: a stage attached to an axis that was split afterwards
+    follows it to the inner piece, one attached to the inner axis of a later fuse follows it
+    to the fused axis (repeatedly, through later splits and fuses). An attachment to the
+    outer axis of a fuse stays invalid (TVM refuses it too; lowering names the leaves)."""
+    for stage in sch.stages:
+        if stage.attach_type != "scope" or stage.attach_stage is None:
+            continue
+        parent, iv = stage.attach_stage, stage.attach_ivar
+        if iv in parent.leaf_iter_vars:
+            continue
+        changed = True
+        while changed:
+            changed = False
+            for rel in parent.relations:
+                if isinstance(rel, Split) and rel.parent is iv:
+                    iv, changed = rel.inner, True
+                elif isinstance(rel, Fuse) and rel.inner is iv:
+                    iv, changed = rel.fused, True
+        if iv in parent.leaf_iter_vars:
+            stage.attach_ivar = iv
+
+
+def check_attach(sch):
+    """Attachments that no loop nest can hold, refused at lowering (as TVM): a stage
+    attached to itself, to a stage that does not read it, or stages attached inside each
+    other."""
+    for stage in sch.stages:
+        if stage.attach_type != "scope" or stage.scan_role is not None:
+            continue
+        parent = stage.attach_stage
+        if parent is stage:
+            raise ScheduleError(f"compute_at on stage {stage.name}: cannot attach a stage to "
+                                "itself; attach it to a stage that reads it")
+        seen, cur = [stage], parent
+        while cur is not None and cur.attach_type == "scope" and cur.scan_role is None:
+            if cur in seen:
+                names = " -> ".join(x.name for x in seen + [cur])
+                raise ScheduleError(f"compute_at: stages are attached inside each other "
+                                    f"({names}); a stage can only be computed inside a "
+                                    "stage that reads it")
+            seen.append(cur)
+            cur = cur.attach_stage
+        if isinstance(parent.op, (ComputeOp, ScanOp)) and not parent.op.reads(stage.op):
+            raise ScheduleError(f"compute_at on stage {stage.name}: stage {parent.name} does "
+                                f"not consume {stage.name}; attach a stage to a consumer of "
+                                "it")
 
 
 def create_schedule(ops) -> Schedule:

@@ -15,14 +15,17 @@ from te import dtypes
 from te.expr import Expr, Var, as_int, const, convert
 from te.extern import ExternOp
 from te.scan import ScanOp
-from te.tensor import COMM_REDUCE, THREAD_INDEX, ComputeOp, IterVar, Operation, \
-    Tensor
+from te.tensor import COMM_REDUCE, DATA_PAR, THREAD_INDEX, ComputeOp, IterVar, Operation, \
+    Range, Tensor
 
 from .ir import ForKind
 
 
-class ScheduleError(ValueError):
-    """An illegal schedule: the message names the stage and axis and says what to do."""
+class ScheduleError(ValueError, RuntimeError):
+    """An illegal schedule: the message names the stage and axis and says what to do.
+
+    A ValueError, and a RuntimeError as TVM's ``TVMError`` is (TVM's tests and users catch
+    that)."""
 
 
 @dataclass(frozen=True, eq=False)
@@ -43,11 +46,34 @@ class Fuse:
     fused: IterVar
 
 
+@dataclass(frozen=True, eq=False)
+class Singleton:
+    """``fuse()`` of no axes: one loop of one iteration (the only loop of a 0-d compute)."""
+    iter: IterVar
+
+
 @dataclass
 class IterAttr:
     kind: ForKind = ForKind.SERIAL
     bind: IterVar | None = None
     pragmas: list = field(default_factory=list)
+
+    # TVM's IterVarAttr fields: iter_type (IterVar.Unrolled, ...), pragma_keys, pragma_values
+    @property
+    def iter_type(self) -> int:
+        if getattr(self, "tensor_intrin", None) is not None:
+            return 8                    # IterVar.Tensorized
+        return {ForKind.UNROLLED: 5, ForKind.VECTORIZED: 6, ForKind.PARALLEL: 7,
+                ForKind.THREAD_BINDING: 1}.get(self.kind, 0)
+
+    @property
+    def pragma_keys(self) -> list:
+        from te.expr import StringImm
+        return [StringImm(k) for k, _ in self.pragmas]
+
+    @property
+    def pragma_values(self) -> list:
+        return [convert(v) if v is not None else None for _, v in self.pragmas]
     tensor_intrin: object = None        # s[T].tensorize(axis, intrin): schedule/tensorize.py
 
 
@@ -132,6 +158,11 @@ class Stage:
     def _attr(self, iv) -> IterAttr:
         return self.iter_attrs.setdefault(iv, IterAttr())
 
+    @property
+    def iter_var_attrs(self) -> dict:
+        """TVM's name of ``iter_attrs``: leaf axis -> its loop kind, binding and pragmas."""
+        return self.iter_attrs
+
     # ------------------------------------------------------------------ loop structure
     def _split_amount(self, parent, factor, nparts) -> Expr:
         """Check the arguments of a split of ``parent`` and return its factor or nparts."""
@@ -197,36 +228,56 @@ class Stage:
         return xo, yo, xi, yi
 
     def fuse(self, *args):
-        """Fuse adjacent axes (outermost first) into one."""
+        """Fuse adjacent axes (outermost first) into one.
+
+        As TVM: ``fuse()`` of no axes adds one loop of one iteration, outermost (the handle
+        of a 0-d compute's loop nest); ``fuse(x)`` returns ``x``; two axes given inner first
+        are fused in loop order; a data-parallel axis fused with a reduction axis makes a
+        reduction axis (its loop initializes the outputs it covers before reducing them).
+        """
         if len(args) == 1 and isinstance(args[0], (list, tuple)):
             args = tuple(args[0])
         if not args:
-            raise ScheduleError(f"fuse on stage {self.name}: give at least one axis")
+            self._need_compute("fuse")
+            one = IterVar(Range(const(0), const(1)), Var("singleton"), DATA_PAR)
+            self.relations.append(Singleton(one))
+            self.leaf_iter_vars.insert(0, one)
+            self.all_iter_vars.append(one)
+            return one
         axes = [self._leaf(a, "fuse") for a in args]
-        for outer, inner in zip(axes, axes[1:]):        # check all pairs first: all or nothing
-            self._check_fusable(outer, inner)
+        twice = next((a for k, a in enumerate(axes) if a in axes[:k]), None)
+        if twice is not None:
+            raise ScheduleError(f"fuse on stage {self.name}: axis {twice.var.name} is given "
+                                "twice; list each axis once")
+        order = list(axes)                  # check all pairs first: all or nothing
+        for k in range(len(order) - 1):
+            order[k + 1] = self._check_fusable(order[k], order[k + 1])
         fused = axes[0]
         for inner in axes[1:]:
             fused = self._fuse_two(fused, inner)
         return fused
 
     def _check_fusable(self, outer, inner):
+        """The pair checked (and, when ``outer`` is a run of axes, the run's end)."""
         pos_o = self.leaf_iter_vars.index(outer)
         pos_i = self.leaf_iter_vars.index(inner)
+        if pos_i + 1 == pos_o and outer is not inner:
+            return outer                    # given inner first, as TVM allows
         if pos_i != pos_o + 1:
             raise ScheduleError(
                 f"fuse on stage {self.name}: axes {outer.var.name} and {inner.var.name} are not "
                 "adjacent in loop order (outer first); reorder them next to each other first")
-        if (outer.iter_type == COMM_REDUCE) != (inner.iter_type == COMM_REDUCE):
-            raise ScheduleError(
-                f"fuse on stage {self.name}: cannot fuse data-parallel and reduction axes "
-                f"({outer.var.name}, {inner.var.name}); fuse axes of one kind only")
+        return inner
 
     def _fuse_two(self, outer, inner):
         pos_o = self.leaf_iter_vars.index(outer)
         pos_i = self.leaf_iter_vars.index(inner)
+        if pos_i + 1 == pos_o:
+            outer, inner, pos_o, pos_i = inner, outer, pos_i, pos_o
+        kind = COMM_REDUCE if COMM_REDUCE in (outer.iter_type, inner.iter_type) else \
+            outer.iter_type
         fused = IterVar(None, Var(f"{outer.var.name}_{inner.var.name}_fused",
-                                  self._fused_dtype(outer, inner)), outer.iter_type)
+                                  self._fused_dtype(outer, inner)), kind)
         self.relations.append(Fuse(outer, inner, fused))
         self.leaf_iter_vars[pos_o:pos_i + 1] = [fused]
         self.all_iter_vars.append(fused)
@@ -324,11 +375,17 @@ class Stage:
     def pragma(self, iv, pragma_type, pragma_value=None):
         """Attach a pragma (a key and optional value) to the loop of ``iv``.
 
+        As TVM, ``"unroll"`` and ``"vectorize"`` are the primitives of those names.
+
         ``"no_bound_check"``: indices read from data (``A[Idx[i]]``) inside this loop are not
         checked in the kernel (for code that proves them itself; an index out of range then
         reads or writes outside the buffer). Call-time checks of the index ranges stay.
         """
         self._leaf(iv, "pragma")
+        primitive = {"unroll": self.unroll, "vectorize": self.vectorize}.get(str(pragma_type))
+        if primitive is not None:
+            primitive(iv)
+            return
         self._attr(iv).pragmas.append((str(pragma_type), pragma_value))
 
     def tensorize(self, var, tensor_intrin):
@@ -361,12 +418,8 @@ class Stage:
         if not isinstance(parent, Stage):
             raise ScheduleError(f"compute_at on stage {self.name}: the first argument must be a "
                                 "stage, e.g. s[C]")
-        if parent is self:
-            raise ScheduleError(f"compute_at on stage {self.name}: cannot attach a stage to "
-                                "itself")
-        if not self.schedule.reads_transitively(parent, self):
-            raise ScheduleError(f"compute_at on stage {self.name}: stage {parent.name} does not "
-                                f"consume {self.name}; attach a stage to a consumer of it")
+        # an attachment to itself or to a stage that does not consume this one is refused
+        # when the schedule is lowered (check_attach), as TVM: a later rewrite may change it
         if not isinstance(ivar, IterVar) or ivar not in parent.all_iter_vars:
             name = ivar.var.name if isinstance(ivar, IterVar) else repr(ivar)
             raise ScheduleError(f"compute_at on stage {self.name}: axis {name} is not an axis "

@@ -73,6 +73,9 @@ def build(sch, args=None, target="llvm", target_host=None, name="default_functio
 
 
 def __getattr__(name):
+    if name == "schedule":              # tvm.te.schedule: InferBound, ScheduleOps, Fuse, ...
+        import schedule
+        return schedule
     if name in ("ScheduleError", "Schedule", "Stage"):
         import schedule
         return getattr(schedule, name)

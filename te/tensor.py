@@ -49,6 +49,10 @@ class IterVar:
     iter_type: int = DATA_PAR
     thread_tag: str = ""
 
+    # TVM's IterVar kinds (tvm.te.schedule.IterVar.Unrolled is s[T].iter_var_attrs' iter_type)
+    DataPar, ThreadIndex, CommReduce, Ordered, DimInfo = 0, 1, 2, 3, 4
+    Unrolled, Vectorized, Parallelized, Tensorized = 5, 6, 7, 8
+
     @property
     def name(self):
         return self.var.name
