@@ -57,7 +57,9 @@ def export_library(module, path, cc=None):
             out = os.path.join(tmp, "lib.so")
             link_shared([obj_path], out, _libraries(module.get_source("ll")), cc)
             with open(out, "rb") as f:
-                _write_atomic(path, f.read(), directory)
+                linked = f.read()
+            meta_bytes = json.dumps(meta, separators=(",", ":")).encode()
+            _write_atomic(path, library.with_trailer(linked, meta_bytes), directory)
     return path
 
 

@@ -4,9 +4,11 @@ Formats (chosen by the file's suffix, as TVM's):
 
 - ``.so`` (CPU): a shared library linked by the system C compiler. Besides the functions
   (symbols ``tw_<name>``) it exports ``tw_library_metadata`` / ``tw_library_metadata_size``
-  (the JSON that ``LIBRARY_FORMAT`` names: target, entry, one ``FunctionInfo`` per function)
-  and ``tw_forked``, the fork flag of its parallel loops. Loading it is ``dlopen`` plus
-  ctypes: no LLVM, no ``schedule``. Parallel loops call libgomp's ``GOMP_parallel``, which
+  (the JSON that ``LIBRARY_FORMAT`` names: target, entry, one ``FunctionInfo`` per function,
+  for C hosts too) and ``tw_forked``, the fork flag of its parallel loops. The same JSON
+  follows the ELF image in a checksummed trailer (``read_trailer``), which the loader checks
+  and reads before ``dlopen``: a truncated file never reaches the dynamic loader (it would
+  fault on it). Loading it is ``dlopen`` plus ctypes: no LLVM, no ``schedule``. Parallel loops call libgomp's ``GOMP_parallel``, which
   the library is linked against, so they run on the process's one thread pool
   (``te.runtime.set_num_threads``).
 - ``.tar`` (CPU): ``lib0.o`` (the object file, metadata inside) and ``tensorweave.json``;
@@ -27,6 +29,7 @@ from __future__ import annotations
 
 import ctypes
 import ctypes.util
+import hashlib
 import json
 import os
 import platform
@@ -47,6 +50,7 @@ CUDA_SOURCE = "kernels.py"
 CUDA_PTX = "kernels.ptx"
 MAX_METADATA = 64 << 20
 MAX_MEMBER = 1 << 30
+TRAILER_MAGIC = b"TWLIB001"
 
 
 class Module:
@@ -131,7 +135,46 @@ def load_module(path):
 
 # ----------------------------------------------------------------------------- CPU
 
-def _load_shared(path, shown):
+def read_trailer(data, shown):
+    """The metadata bytes of a ``.so`` that ``export_library`` wrote, after checking that the
+    file is whole: the linked library is followed by the metadata, the sha256 of both, the
+    metadata's length and ``TRAILER_MAGIC`` (loaders of shared libraries ignore bytes after
+    the ELF image). A truncated or damaged file would make ``dlopen`` fault (a segment past
+    the end of the file is a bus error), so it is refused before."""
+    tail = 32 + 8 + len(TRAILER_MAGIC)
+    if len(data) < tail or not data.endswith(TRAILER_MAGIC):
+        raise LibraryError(f"load_module: {shown} is not a library that export_library wrote "
+                           "(no tensorweave trailer), or it is truncated")
+    n = int.from_bytes(data[-tail + 32:-len(TRAILER_MAGIC)], "little")
+    if not 0 < n <= min(MAX_METADATA, len(data) - tail):
+        raise LibraryError(f"load_module: {shown}: its metadata length {n} is invalid; the "
+                           "file is damaged")
+    digest = data[-tail:-tail + 32]
+    body = data[:-tail]
+    if hashlib.sha256(body).digest() != digest:
+        raise LibraryError(f"load_module: {shown} is damaged (its checksum does not match); "
+                           "export it again")
+    return body[-n:]
+
+
+def with_trailer(library_bytes, meta_bytes):
+    """``library_bytes`` followed by the trailer that ``read_trailer`` checks."""
+    body = library_bytes + meta_bytes
+    return body + hashlib.sha256(body).digest() + len(meta_bytes).to_bytes(8, "little") \
+        + TRAILER_MAGIC
+
+
+def _load_shared(path, shown, meta_bytes=None):
+    """Load shared library ``path``, whose metadata is ``meta_bytes`` (for a library that
+    ``_link_and_load`` made from an object file) or else in the file's trailer."""
+    if meta_bytes is None:
+        with open(path, "rb") as f:
+            meta_bytes = read_trailer(f.read(), shown)
+    meta = _parse_json(meta_bytes, shown)
+    if meta.get("kind") != "llvm":
+        raise LibraryError(f"load_module: {shown}: a shared library holds CPU ('llvm') code, "
+                           f"but its metadata says {meta.get('kind')!r}")
+    _check_target(meta, shown)
     threads.gomp()                      # libgomp in the global scope, TW_NUM_THREADS applied
     for name in ("m", "mvec"):          # what vectorized math may call, if not linked in
         found = ctypes.util.find_library(name)
@@ -145,23 +188,6 @@ def _load_shared(path, shown):
     except OSError as err:
         raise LibraryError(f"load_module: {shown} is not a loadable shared library ({err}); "
                            "pass a file written by export_library") from None
-    try:
-        get = lib[METADATA_SYMBOL]
-        size = lib[METADATA_SYMBOL + "_size"]
-    except AttributeError:
-        raise LibraryError(f"load_module: {shown} is a shared library but not one that "
-                           f"export_library wrote (it has no {METADATA_SYMBOL})") from None
-    get.restype, get.argtypes = ctypes.c_void_p, []
-    size.restype, size.argtypes = ctypes.c_int64, []
-    n = size()
-    if not 0 < n <= MAX_METADATA:
-        raise LibraryError(f"load_module: {shown}: its metadata size {n} is invalid; the file "
-                           "is damaged")
-    meta = _parse_json(ctypes.string_at(get(), n), shown)
-    if meta.get("kind") != "llvm":
-        raise LibraryError(f"load_module: {shown}: a shared library holds CPU ('llvm') code, "
-                           f"but its metadata says {meta.get('kind')!r}")
-    _check_target(meta, shown)
     try:
         flag = ctypes.c_int32.in_dll(lib, threads.FORKED_SYMBOL)
     except ValueError:
@@ -182,12 +208,29 @@ def _load_shared(path, shown):
     return Module("llvm", shown, functions, meta["entry"], meta["raw"], lib)
 
 
+def _embedded_metadata(path, shown):
+    """The metadata that an object file carries (``tw_library_metadata``), read from the
+    library linked from it (not yet called: only its data is read)."""
+    try:
+        lib = ctypes.CDLL(os.path.abspath(path))
+        get, size = lib[METADATA_SYMBOL], lib[METADATA_SYMBOL + "_size"]
+    except (OSError, AttributeError):
+        raise LibraryError(f"load_module: {shown} is not an object file that export_library "
+                           f"wrote (it has no {METADATA_SYMBOL})") from None
+    get.restype, get.argtypes = ctypes.c_void_p, []
+    size.restype, size.argtypes = ctypes.c_int64, []
+    n = size()
+    if not 0 < n <= MAX_METADATA:
+        raise LibraryError(f"load_module: {shown}: its metadata size {n} is invalid")
+    return ctypes.string_at(get(), n)
+
+
 def _link_and_load(obj, shown, tmp):
     from .linker import link_shared
     out = os.path.join(tmp, "lib.so")
     libs = [lib for lib in (_soname("gomp"), _soname("mvec"), _soname("m")) if lib]
     link_shared([obj], out, libs)
-    return _load_shared(out, shown)
+    return _load_shared(out, shown, _embedded_metadata(out, shown))
 
 
 def _soname(name):
