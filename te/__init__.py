@@ -88,4 +88,7 @@ def __getattr__(name):
     if name in ("set_num_threads", "get_num_threads"):
         import codegen_llvm
         return getattr(codegen_llvm, name)
+    if name in ("topi", "arith"):       # tvm.topi (the operator library), tvm.arith
+        import importlib
+        return importlib.import_module(f"te.{name}")
     raise AttributeError(f"module 'te' has no attribute {name!r}")

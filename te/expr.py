@@ -23,27 +23,43 @@ class ExprOp:
     __slots__ = ()
 
     def __add__(self, other):
+        if _is_tensor(other):
+            return NotImplemented       # the tensor's reflected operator (te.topi)
         return binary(Add, self, other)
 
     def __radd__(self, other):
+        if _is_tensor(other):
+            return NotImplemented       # the tensor's reflected operator (te.topi)
         return binary(Add, other, self)
 
     def __sub__(self, other):
+        if _is_tensor(other):
+            return NotImplemented       # the tensor's reflected operator (te.topi)
         return binary(Sub, self, other)
 
     def __rsub__(self, other):
+        if _is_tensor(other):
+            return NotImplemented       # the tensor's reflected operator (te.topi)
         return binary(Sub, other, self)
 
     def __mul__(self, other):
+        if _is_tensor(other):
+            return NotImplemented       # the tensor's reflected operator (te.topi)
         return binary(Mul, self, other)
 
     def __rmul__(self, other):
+        if _is_tensor(other):
+            return NotImplemented       # the tensor's reflected operator (te.topi)
         return binary(Mul, other, self)
 
     def __truediv__(self, other):
+        if _is_tensor(other):
+            return NotImplemented       # the tensor's reflected operator (te.topi)
         return div(self, other)
 
     def __rtruediv__(self, other):
+        if _is_tensor(other):
+            return NotImplemented       # the tensor's reflected operator (te.topi)
         return div(other, self)
 
     def __floordiv__(self, other):
@@ -175,6 +191,11 @@ class EqualOp(ExprOp):
         return str(self.asobject())
 
 
+def _is_tensor(value) -> bool:
+    """Whether ``value`` is a te Tensor, whose arithmetic builds compute ops (te.topi)."""
+    return getattr(type(value), "_tensor_arithmetic", False)
+
+
 def _comparable(other) -> bool:
     return isinstance(other, (ExprOp, numbers.Number, np.generic)) or \
         isinstance(getattr(other, "var", None), Var)
@@ -191,14 +212,40 @@ NODE = dataclass(frozen=True, eq=False, repr=False)
 
 @NODE
 class IntImm(Expr):
+    """An integer (or bool) constant; ``int()``, ``float()``, ``bool()`` and indexing read its
+    value, as on TVM's IntImm."""
     value: int
     dtype: str = "int32"
+
+    def __post_init__(self):
+        if isinstance(self.value, str):
+            _tvm_order(self, "value")
+
+    def __int__(self):
+        return int(self.value)
+
+    def __index__(self):
+        return int(self.value)
+
+    def __float__(self):
+        return float(self.value)
+
+    def __bool__(self):
+        return self.value != 0
 
 
 @NODE
 class FloatImm(Expr):
+    """A floating-point constant; ``float()`` reads its value, as on TVM's FloatImm."""
     value: float
     dtype: str = "float32"
+
+    def __post_init__(self):
+        if isinstance(self.value, str):
+            _tvm_order(self, "value")
+
+    def __float__(self):
+        return float(self.value)
 
 
 @NODE
@@ -258,6 +305,21 @@ class Select(Expr):
 class Cast(Expr):
     value: Expr
     dtype: str
+
+    def __post_init__(self):
+        if isinstance(self.value, str):
+            _tvm_order(self, "value")
+        if not isinstance(self.value, Expr):
+            object.__setattr__(self, "value", convert(self.value))
+
+
+def _tvm_order(node, first):
+    """Accept TVM's argument order too: ``IntImm("int32", 5)``, ``FloatImm("float32", 0.5)``,
+    ``Cast("float32", x)`` (the dtype first)."""
+    value = getattr(node, first)
+    if isinstance(value, str) and not isinstance(node.dtype, str):
+        object.__setattr__(node, first, node.dtype)
+        object.__setattr__(node, "dtype", dtypes.canonical(value))
 
 
 @NODE
@@ -452,6 +514,20 @@ def truncdiv(a, b) -> Expr:
     return Div(a, b, t)
 
 
+def ceildiv(a, b) -> Expr:
+    """Division rounding toward positive infinity (``(a + b - 1) // b`` for b > 0)."""
+    return floordiv(a + (b - 1), b) if isinstance(b, int) else floordiv(a + b - 1, b)
+
+
+def tir_div(a, b) -> Expr:
+    """TVM's ``tir.div``: C semantics, true division for floats and truncation toward zero
+    for integers."""
+    a, b = _convert_pair(a, b)
+    if dtypes.is_float(a.dtype) or dtypes.is_float(b.dtype):
+        return div(a, b)
+    return truncdiv(a, b)
+
+
 def truncmod(a, b) -> Expr:
     """Remainder of truncdiv, with the sign of the dividend (C's ``%``)."""
     a, b, t = _int_operands("truncmod", a, b)
@@ -468,6 +544,41 @@ def logical_or_bitwise(cls, intrinsic, a, b) -> Expr:
 def bitwise(name, a, b) -> Expr:
     a, b, t = _int_operands(name, a, b)
     return Call(name, (a, b), t)
+
+
+def bitwise_and(a, b) -> Expr:
+    """``a & b`` of integers (``tvm.tir.bitwise_and``)."""
+    return bitwise("bitwise_and", a, b)
+
+
+def bitwise_or(a, b) -> Expr:
+    """``a | b`` of integers."""
+    return bitwise("bitwise_or", a, b)
+
+
+def bitwise_xor(a, b) -> Expr:
+    """``a ^ b`` of integers."""
+    return bitwise("bitwise_xor", a, b)
+
+
+def bitwise_not(a) -> Expr:
+    """``~a``: all bits flipped (logical not of a bool)."""
+    return ~convert(a)
+
+
+def shift_left(a, b) -> Expr:
+    """``a << b`` of integers."""
+    return bitwise("shift_left", a, b)
+
+
+def shift_right(a, b) -> Expr:
+    """``a >> b`` of integers (arithmetic for signed types)."""
+    return bitwise("shift_right", a, b)
+
+
+def likely(cond) -> Expr:
+    """``cond``, marked as usually true in TVM (a hint this compiler does not need)."""
+    return convert(cond)
 
 
 def select(condition, true_value, false_value) -> Expr:

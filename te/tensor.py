@@ -191,8 +191,49 @@ class Tensor:
     def __iter__(self):
         raise TypeError(f"tensor {self.name} is not iterable; index it with A[i, j]")
 
+    # TVM's tensor arithmetic: A + B, A - 1, 2 * A, A / B, -A build te.topi compute ops
+    # (two tensors: numpy broadcasting, tagged "broadcast"; a tensor and a scalar:
+    # "elemwise"). Equality and hashing stay by identity: tensors are dict keys.
+    _tensor_arithmetic = True
+    __array_ufunc__ = None          # numpy scalars defer to these operators
+
+    def __add__(self, other):
+        return _topi_binary("add", self, other)
+
+    def __radd__(self, other):
+        return _topi_binary("add", other, self)
+
+    def __sub__(self, other):
+        return _topi_binary("subtract", self, other)
+
+    def __rsub__(self, other):
+        return _topi_binary("subtract", other, self)
+
+    def __mul__(self, other):
+        return _topi_binary("multiply", self, other)
+
+    def __rmul__(self, other):
+        return _topi_binary("multiply", other, self)
+
+    def __truediv__(self, other):
+        return _topi_binary("divide", self, other)
+
+    def __rtruediv__(self, other):
+        return _topi_binary("divide", other, self)
+
+    def __neg__(self):
+        if dtypes.is_float(self.dtype):       # x * -1 keeps the sign of zeros (-0.0)
+            return _topi_binary("multiply", self, const(-1, self.dtype))
+        from .topi.math import negative
+        return negative(self)
+
     def __repr__(self):
         return f"Tensor(name={self.name}, shape={list(self.shape)}, dtype={self.dtype})"
+
+
+def _topi_binary(opname, lhs, rhs):
+    from .topi import broadcast
+    return getattr(broadcast, opname)(lhs, rhs)
 
 
 def _index_count_error(tensor, count):

@@ -20,7 +20,6 @@ The speeds measured on the development machine are in each schedule's docstring;
 """
 from __future__ import annotations
 
-import builtins
 import functools
 import math
 
@@ -29,7 +28,8 @@ import numpy as np
 import te
 from te import dtypes
 from te.nd import aligned_empty
-from te.tensor import ComputeOp, Tensor
+from te.tensor import ComputeOp
+from te.topi.broadcast import broadcast_compute
 
 from .cpu_conv import conv2d_nchw, schedule_conv2d_nchw
 from .cpu_matmul import batch_matmul, dense, matmul, schedule_matmul
@@ -48,43 +48,10 @@ __all__ = ["broadcast", "add", "subtract", "multiply", "divide", "maximum", "min
 
 # ----------------------------------------------------------------------------- elementwise
 
-def _size(dim):
-    """A dimension as an int when constant, else the expression itself."""
-    value = getattr(dim, "value", dim)
-    return value if isinstance(value, int) else dim
-
-
-def _broadcast_shape(shapes):
-    ndim = builtins.max(len(s) for s in shapes)
-    out = []
-    for d in range(ndim):
-        sizes = {_size(s[d - ndim + len(s)]) for s in shapes if d - ndim + len(s) >= 0}
-        sizes.discard(1)
-        if len(sizes) > 1:
-            raise ValueError(f"broadcast: shapes {[tuple(s) for s in shapes]} do not broadcast "
-                             f"(axis {d} has sizes {sorted(map(str, sizes))})")
-        out.append(next(iter(sizes)) if sizes else 1)
-    return out
-
-
 def broadcast(fn, *operands, name="elemwise"):
-    """``fn(*elements)`` elementwise with numpy's broadcasting; operands: tensors or scalars."""
-    tensors = [t for t in operands if isinstance(t, Tensor)]
-    if not tensors:
-        raise ValueError(f"{name}: give at least one tensor")
-    out_shape = _broadcast_shape([list(t.shape) for t in tensors])
-    ndim = len(out_shape)
-
-    def element(t, idx):
-        if not isinstance(t, Tensor):
-            return t
-        lead = ndim - len(t.shape)
-        return t[tuple(0 if _size(d) == 1 and _size(out_shape[lead + k]) != 1 else idx[lead + k]
-                       for k, d in enumerate(t.shape))]
-
-    def body(*idx):
-        return fn(*[element(t, idx) for t in operands])
-    return te.compute(out_shape, body, name=name, tag="elemwise")
+    """``fn(*elements)`` elementwise with numpy's broadcasting; operands: tensors or scalars
+    (``te.topi``'s declaration, tagged "elemwise" for the injective schedules)."""
+    return broadcast_compute(fn, *operands, name=name, tag="elemwise")
 
 
 def _binary(fn, opname):

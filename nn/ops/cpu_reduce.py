@@ -13,46 +13,17 @@ from __future__ import annotations
 import te
 from te.expr import IntImm
 from te.tensor import Tensor
+from te.topi.nn.softmax import softmax  # noqa: F401  (the declaration lives in te.topi)
+from te.topi.reduction import comm_reduce
 
 from .cpu_util import PARALLEL_MIN, inline_injective, num_elements, schedule_rows, vector_lanes
 
 PARTIALS = 4        # vector registers of partial results in a reduction over the last axis
 
 
-def _axes(axis, ndim, what):
-    if axis is None:
-        return tuple(range(ndim))
-    items = [axis] if isinstance(axis, int) else list(axis)
-    out = []
-    for a in items:
-        if not -ndim <= a < ndim:
-            raise ValueError(f"{what}: axis {a} is out of range for {ndim} dimensions")
-        out.append(a % ndim)
-    if len(set(out)) != len(out):
-        raise ValueError(f"{what}: axis {axis} repeats an axis")
-    return tuple(sorted(out))
-
-
 def _reduce(x, axis, keepdims, reducer, name):
-    ndim = len(x.shape)
-    axes = _axes(axis, ndim, name)
-    raxes = {a: te.reduce_axis((0, x.shape[a]), name=f"k{a}") for a in axes}
-    out_shape = [1 if d in axes else x.shape[d] for d in range(ndim)
-                 if keepdims or d not in axes]
-
-    def body(*idx):
-        it = iter(idx)
-        full = []
-        for d in range(ndim):
-            if d in axes:
-                full.append(raxes[d])
-                if keepdims:
-                    next(it)
-            else:
-                full.append(next(it))
-        return reducer(x[tuple(full)], axis=[raxes[a] for a in axes])
-    return te.compute(out_shape, body, name=name, tag="reduce",
-                      attrs={"axes": axes, "ndim": ndim})
+    """``te.topi``'s reduction declaration, tagged "reduce" for the schedules here."""
+    return comm_reduce(x, axis, keepdims, reducer, name, tag="reduce")
 
 
 def _keeping_nan(wins):
@@ -205,30 +176,6 @@ def schedule_reduce(out):
 
 
 # ----------------------------------------------------------------------------- softmax
-
-def softmax(x: Tensor, axis=-1, name="softmax"):
-    """``exp(x - max) / sum(exp(x - max))`` along ``axis``, numerically stable."""
-    ndim = len(x.shape)
-    (axis,) = _axes(axis, ndim, name)
-
-    def without(idx):
-        return idx[:axis] + idx[axis + 1:]
-
-    def reduce_row(fn, src, rname):
-        k = te.reduce_axis((0, x.shape[axis]), name="k")
-
-        def body(*idx):
-            return fn(src[idx[:axis] + (k,) + idx[axis:]], axis=k)
-        shape = list(x.shape[:axis]) + list(x.shape[axis + 1:])
-        return te.compute(shape, body, name=f"{name}.{rname}", tag="softmax_reduce")
-
-    xmax = reduce_row(te.max, x, "max")
-    e = te.compute(x.shape, lambda *i: te.exp(x[i] - xmax[without(i)]), name=f"{name}.exp",
-                   tag="softmax_exp")
-    esum = reduce_row(te.sum, e, "sum")
-    return te.compute(x.shape, lambda *i: e[i] / esum[without(i)], name=name, tag="softmax",
-                      attrs={"axis": axis})
-
 
 def schedule_softmax(out):
     """Schedule for the output of ``softmax``.

@@ -22,6 +22,7 @@ gathers; ``schedule_copy`` leaves that axis to LLVM's loop vectorizer instead.
 from __future__ import annotations
 
 import te
+from te.topi.transform import concat_tree
 
 from .cpu_util import PARALLEL_MIN, inline_injective, num_elements
 
@@ -61,20 +62,6 @@ def strided_copy(buf, shape, strides, offset):
     return te.compute(shape, body, name="strided_copy", tag="elemwise")
 
 
-def _concat_tree(xs, offsets, i, dim, dtype):
-    """The element at ``i`` of the concatenation of ``xs`` (starting at ``offsets``): a
-    balanced tree of ``if_then_else`` on the position along ``dim``, so that only the input
-    that holds the element is read and the depth is log2(len(xs))."""
-    if len(xs) == 1:
-        j = list(i)
-        j[dim] = i[dim] - offsets[0]
-        return xs[0][tuple(j)].astype(dtype)
-    mid = len(xs) // 2
-    return te.if_then_else(i[dim] < offsets[mid],
-                           _concat_tree(xs[:mid], offsets[:mid], i, dim, dtype),
-                           _concat_tree(xs[mid:], offsets[mid:], i, dim, dtype))
-
-
 def concat(*xs, dim, to):
     """The inputs (of equal rank, equal sizes but along ``dim``) joined along ``dim``, each
     converted to dtype ``to``."""
@@ -84,7 +71,7 @@ def concat(*xs, dim, to):
         total += x.shape[dim].value
     shape = [d.value for d in xs[0].shape]
     shape[dim] = total
-    return te.compute(shape, lambda *i: _concat_tree(list(xs), offsets, i, dim, to),
+    return te.compute(shape, lambda *i: concat_tree(list(xs), offsets, i, dim, to),
                       name="concat", tag="elemwise")
 
 
