@@ -28,6 +28,8 @@ from schedule.ir import (Allocate, Buffer, BufferLoad, BufferStore, For, ForKind
 from schedule.simplify import equal, simplify
 from schedule.stage import ScheduleError
 
+from .emit_calls import CudaCallEmitter
+
 MAX_THREADS = 1024
 MAX_SHARED_BYTES = 48 * 1024
 # CUDA's limits on each launch dimension (x, y, z) of the block and of the grid
@@ -138,9 +140,10 @@ def shared_takes_alignment() -> bool:
     return _numba_takes("shared.array", "alignment")
 
 
-class CudaEmitter:
+class CudaEmitter(CudaCallEmitter):
     def __init__(self, func):
         self.func = func
+        self.externs = set()        # device functions of call_extern (emit_calls.py)
         self.align_shared = shared_takes_alignment()
         self.names = _Names()
         self.lines = []
@@ -230,6 +233,8 @@ class CudaEmitter:
         return f"{NUMBA_TYPE[e.dtype]}({v})"
 
     def e_Call(self, e):
+        if e.op in self.CALLS:
+            return self._intrinsic_call(e)
         args = [self.expr(a) for a in e.args]
         t = NUMBA_TYPE[_compute(e.dtype)]
         op = e.op
@@ -591,7 +596,7 @@ class CudaEmitter:
         self.host_stmt(self.func.body, 1)
         if len(self.host) == 1:
             self.host.append("    pass")
-        return "\n".join(self.lines + self.host) + "\n"
+        return "\n".join(self._extern_prelude() + self.lines + self.host) + "\n"
 
 
 def launch_excess(block, grid):

@@ -165,13 +165,14 @@ def call_extern(dtype, func_name, *args) -> Expr:
     """A call of the C function ``func_name`` returning ``dtype`` (TVM's
     ``tir.call_extern``): a symbol of the process (libc, ...) or of LLVM IR imported with
     ``s[C].pragma(axis, "import_llvm", ir_text)``; on the GPU a device function registered
-    with ``codegen_cuda.register_extern``."""
+    with ``codegen_cuda.emit_calls.register_extern``."""
     from .expr import StringImm
     if not isinstance(func_name, str) or not func_name.isidentifier():
         raise TypeError(f"te.tir.call_extern: the function name must be a C identifier, got "
                         f"{func_name!r}")
     return Call("call_extern", (StringImm(func_name),) + _call_args(
-        f"call_extern({func_name!r})", args), dtypes.canonical(dtype))
+        f"call_extern({func_name!r})", args),
+        dtype if dtype in ("handle", "void") else dtypes.canonical(dtype))
 
 
 def _llvm_call(op, dtype, name, args):

@@ -220,7 +220,9 @@ def decl_tensor_intrin(op, fcompute, name="tensor_intrin", binds=None, scalar_pa
         if not isinstance(buf, DeclBuffer):
             raise TEError(f"decl_tensor_intrin {name}: binds[{t.name}] must be a "
                           f"te.tir.decl_buffer(...), got {buf!r}")
-        if len(buf.shape) != len(t.shape) or buf.dtype != t.dtype:
+        from .arith import equal
+        if len(buf.shape) != len(t.shape) or buf.dtype != t.dtype or \
+                not all(equal(x, y) for x, y in zip(buf.shape, t.shape)):
             raise TEError(f"decl_tensor_intrin {name}: buffer {buf.name} has shape "
                           f"{list(buf.shape)} and dtype {buf.dtype}, but tensor {t.name} has "
                           f"{list(t.shape)} and {t.dtype}")
