@@ -17,7 +17,7 @@ import re
 
 from te import dtypes
 from te.expr import (Add, And, Call, EQ, FloorDiv, FloorMod, GE, GT, IntImm, LE, LT, Max,
-                     Mul, NE, Or, Sub)
+                     Mul, NE, Or, Sub, Div)
 from schedule.analysis import (allocation_chain, has_storage_sync, loads_from, stored_buffers,
                                stores_to, thread_loops, uses)
 from schedule.build_loops import SCAN_STEPS
@@ -153,6 +153,16 @@ class CudaEmitter(CudaCallEmitter):
 
     # ------------------------------------------------------------------ expressions
     def expr(self, e) -> str:
+        text = self._expr(e)
+        if type(e) in (Add, Sub, Mul, FloorDiv, Div) and dtypes.is_int(e.dtype) and \
+                dtypes.bits(e.dtype) < 32:
+            # numba computes 8- and 16-bit integer arithmetic in int64 on the GPU: wrap each
+            # result to its dtype, as the CPU backend and numpy do (int8(100) + int8(100) is
+            # -56 before it meets a division or a comparison)
+            text = f"{NUMBA_TYPE[e.dtype]}({_wrapped(text, 'int64', e.dtype)})"
+        return text
+
+    def _expr(self, e) -> str:
         m = getattr(self, "e_" + type(e).__name__, None)
         if m is not None:
             return m(e)
@@ -230,6 +240,8 @@ class CudaEmitter(CudaCallEmitter):
             return f"{NUMBA_TYPE[e.dtype]}(math.trunc({v}))"
         if e.dtype == "float16":
             return f"f32(f16({v}))"
+        if dtypes.is_int(e.dtype) and dtypes.is_int(e.value.dtype):
+            v = _wrapped(v, e.value.dtype, e.dtype)
         return f"{NUMBA_TYPE[e.dtype]}({v})"
 
     def e_Call(self, e):
@@ -706,6 +718,22 @@ def _shareable(e):
             pure[0] = False
     post_order_visit(e, visit)
     return pure[0]
+
+
+def _wrapped(v, src, dst):
+    """``v`` reduced to ``dst``'s range as a two's-complement conversion does, for a cast that
+    may not keep the value (narrower, or another signedness below 64 bits): numba's casts on
+    the GPU wrap, but the simulator's refuse a Python int out of range (u8(-2))."""
+    bits = dtypes.bits(dst)
+    keeps = dtypes.is_signed(src) == dtypes.is_signed(dst) and bits >= dtypes.bits(src)
+    if keeps or bits >= 64:
+        return v
+    mask = (1 << bits) - 1
+    wide = f"{NUMBA_TYPE['int64']}({v})"       # int8 & 255 would not fit the simulator's int8
+    if not dtypes.is_signed(dst):
+        return f"({wide} & {mask})"
+    half = 1 << (bits - 1)
+    return f"((({wide} + {half}) & {mask}) - {half})"
 
 
 def _truncdiv(a, b):

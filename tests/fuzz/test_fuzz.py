@@ -83,10 +83,14 @@ def test_runner_attributes_crashes_and_hangs():
 @pytest.mark.slow
 def test_fuzz_fixed_seeds():
     """The CI run: no mismatch, error, crash or hang over the fixed seeds."""
-    res = run_cases([generate(s) for s in CI_SEEDS], workers=2, timeout=60)
+    from tests.fuzz.runner import worker_env
+    res = run_cases([generate(s) for s in CI_SEEDS], workers=2, timeout=60,
+                    env=worker_env(gpu_every=10))
     c = counts(res)
     bad = [f"seed {r['seed']}: {r['kind']}: {r['detail'][:240]}" for r in res
            if r["kind"] in FAILURES]
     assert c["pass"] + c["refused"] == c["cases"], \
         f"{c}; run python tools/fuzz.py --seed N --cases 1 to reproduce:\n" + "\n".join(bad)
     assert c["pass"] >= c["cases"] // 2, c        # the refusals do not swallow the fuzzing
+    gpu = [r for r in res if r["kind"] == "pass" and "gpu ok" in r["detail"]]
+    assert len(gpu) >= 5, [r["detail"] for r in res if "gpu" in (r["detail"] or "")]
