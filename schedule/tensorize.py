@@ -23,7 +23,8 @@ the outer reduction loops, ``reduce_update`` on the others).
 """
 from __future__ import annotations
 
-from te.expr import Cast, IntImm, ProducerLoad, Reduce, Var, all_, const
+from te.expr import (EQ, GE, GT, LE, LT, NE, Add, Cast, Div, IntImm, Max, Min, Mul,
+                     ProducerLoad, Reduce, Sub, Var, all_, const)
 from te.functor import ExprMutator, free_vars, substitute
 from te.tensor import COMM_REDUCE
 from te import dtypes
@@ -199,7 +200,7 @@ class _Tensorize:
                               f"intrinsic's {p.name} has only its last {len(p.shape)} "
                               "dimensions")
             regions[t] = (begin, (const(1),) * lead + tuple(p.shape), p)
-        self._compare(body[0], intrin.op.body[0], regions, tensors)
+        self._compare(body[0], intrin.op.body[0], regions)
         out = stage.op.output(0)
         iout = intrin.op.output(0)
         obegin = [simplify(substitute(self.rename[iv.var], zero), self.ranges)
@@ -208,9 +209,7 @@ class _Tensorize:
         regions[out] = (obegin, (const(1),) * lead + tuple(iout.shape), iout)
         return regions
 
-    def _compare(self, se, ie, regions, tensors):
-        stage = self.stage
-
+    def _compare(self, se, ie, regions):
         class Rel(ExprMutator):
             def visit_ProducerLoad(inner, node):
                 node = inner.generic_visit(node)
@@ -375,6 +374,16 @@ class _Retarget(IRMutator):
 
     def __init__(self, owner, bufmap):
         self.owner, self.bufmap = owner, bufmap
+        self.ranges = dict(owner.b.ranges)      # and those of the body's own loops
+
+    def visit_For(self, node):
+        ext = simplify(node.extent)
+        if isinstance(ext, IntImm):
+            self.ranges[node.loop_var] = (0, ext.value - 1)
+        try:
+            return self.generic_visit(node)
+        finally:
+            self.ranges.pop(node.loop_var, None)
 
     def visit_Call(self, node):
         if node.op not in ("tw_vload", "tw_vstore", "tvm_access_ptr"):
@@ -390,7 +399,7 @@ class _Retarget(IRMutator):
                                 "the intrinsic's ins/outs")
             if entry is not None:
                 real, first, last, db, t = entry
-                ranges = self.owner.b.ranges
+                ranges = self.ranges
                 a, z = simplify(lo.indices[0], ranges), simplify(hi.indices[0], ranges)
                 what = {"tw_vload": "vload", "tw_vstore": "vstore",
                         "tvm_access_ptr": "access_ptr"}[node.op]
@@ -423,6 +432,18 @@ class _Vectors(IRMutator):
 
     visit_FloatImm = visit_IntImm
 
+    def _binary(self, node):
+        """A vector and a scalar operand (``vload(...) * 3.0``): the scalar broadcast."""
+        node = self.generic_visit(node)
+        la, lb = dtypes.lanes(node.a.dtype), dtypes.lanes(node.b.dtype)
+        if la == lb or min(la, lb) != 1:
+            return node
+        lanes = max(la, lb)
+        a, b = (node.a, Broadcast(node.b, lanes, dtypes.with_lanes(node.b.dtype, lanes))) \
+            if lb == 1 else (Broadcast(node.a, lanes, dtypes.with_lanes(node.a.dtype, lanes)),
+                             node.b)
+        return type(node)(a, b, dtypes.with_lanes(dtypes.element(node.dtype), lanes))
+
     def visit_Cast(self, node):
         node = self.generic_visit(node)
         lanes = dtypes.lanes(node.dtype)
@@ -433,6 +454,11 @@ class _Vectors(IRMutator):
         return node
 
 
+for _cls in (Add, Sub, Mul, Div, Min, Max, EQ, NE, LT, LE, GT, GE):
+    setattr(_Vectors, "visit_" + _cls.__name__, _Vectors._binary)
+
+
 def simplify_vectors(stmt):
+    """``stmt`` with TVM's implicit broadcasts made explicit (``_Vectors``)."""
     return _Vectors().visit(stmt)
 
