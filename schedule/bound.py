@@ -17,7 +17,7 @@ from te.scan import ScanOp
 from te.tensor import COMM_REDUCE, ComputeOp, Range
 
 from .simplify import INF, can_prove, const_bounds, simplify
-from .schedule import check_attach, legalize_attach
+from .schedule import check_attach, legalize_attach, place_groups
 from .stage import Fuse, ScheduleError, Singleton, Split
 
 
@@ -270,7 +270,9 @@ def loop_ranges(bounds) -> dict:
 def infer_bound(sch, bodies) -> dict:
     """Map every computed stage to its StageBound. ``bodies`` are the bodies after inlining.
 
-    Attachments are checked and legalized first (``check_attach``, ``legalize_attach``)."""
+    Groups are placed and attachments checked and legalized first (``place_groups``,
+    ``check_attach``, ``legalize_attach``)."""
+    place_groups(sch)
     check_attach(sch)
     legalize_attach(sch)
     bounds = {}

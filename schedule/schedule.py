@@ -206,6 +206,32 @@ class Schedule:
     def reads_transitively(self, consumer, producer) -> bool:
         return consumer.op.reads(producer.op)
 
+    def create_group(self, outputs, inputs, include_inputs=False):
+        """TVM's ``create_group``: the stages from ``inputs`` (excluded unless
+        ``include_inputs``) up to ``outputs`` as one Group, which ``compute_at`` places as a
+        whole: each member left at the root is computed where the group is. A group made of
+        stages of an earlier group contains that group."""
+        outs = [self[t] for t in (outputs if isinstance(outputs, (list, tuple)) else [outputs])]
+        ins = {self[t].op for t in (inputs if isinstance(inputs, (list, tuple)) else [inputs])}
+        members, todo = [], list(outs)
+        while todo:
+            st = todo.pop()
+            if st in members or (st.op in ins and not include_inputs):
+                continue
+            members.append(st)
+            if st.op not in ins:
+                todo += [self[t] for t in st.op.input_tensors() if t.op in self.stage_map]
+        group = Group(self, [st for st in self.stages if st in members])
+        for st in group.members:
+            top = st
+            while top.group is not None and top.group is not group:
+                top = top.group
+            if top is st:
+                st.group = group
+            elif top is not group and all(m in members for m in top.members):
+                top.group = group           # a group inside the new one
+        return group
+
     def normalize(self):
         """TVM's ``Schedule.normalize``, returned for chaining: attachments to axes that were
         split or fused afterwards follow them (``legalize_attach``; lowering does it too).
@@ -426,6 +452,48 @@ class Schedule:
         self._replace_op(stage, _with_body(op, new_bodies, reduce_axis=(rv,)))
         outs = rf_op.outputs
         return outs[0] if len(outs) == 1 else list(outs)
+
+
+class Group:
+    """Stages placed together (``s.create_group``): ``g.compute_at(s[C], axis)`` computes
+    every member that is left at the root inside ``axis`` of ``C``."""
+
+    def __init__(self, schedule, members):
+        self.schedule, self.members = schedule, members
+        self.group = None
+        self.attach_type, self.attach_stage, self.attach_ivar = "root", None, None
+
+    def compute_at(self, parent, ivar):
+        if isinstance(parent, Tensor):
+            parent = self.schedule[parent]
+        if not isinstance(parent, Stage) or not isinstance(ivar, IterVar) or \
+                ivar not in parent.all_iter_vars:
+            raise ScheduleError("compute_at of a group: give a stage and one of its axes, "
+                                "e.g. g.compute_at(s[C], C.op.axis[0])")
+        if parent in self.members:
+            raise ScheduleError(f"compute_at of a group: stage {parent.name} is a member of the "
+                                "group; attach the group to a stage outside it")
+        self.attach_type, self.attach_stage, self.attach_ivar = "scope", parent, ivar
+
+    def compute_root(self):
+        self.attach_type, self.attach_stage, self.attach_ivar = "root", None, None
+
+    def __repr__(self):
+        return f"group({', '.join(m.name for m in self.members)})"
+
+
+def place_groups(sch):
+    """Members of a group attached with ``compute_at`` that are at the root of their group
+    are computed where the (innermost attached) group is."""
+    for stage in sch.stages:
+        g = stage.group
+        if stage.attach_type != "root" or g is None:
+            continue
+        while g is not None and g.attach_type != "scope":
+            g = g.group
+        if g is not None:
+            stage.attach_type, stage.attach_stage, stage.attach_ivar = \
+                "scope", g.attach_stage, g.attach_ivar
 
 
 def _refuse_scan_rewrite(stage):

@@ -111,6 +111,7 @@ class Stage:
         self.double_buffered = False
         self.scan = None                # for the stages of a scan step: the scan's stage
         self.scan_role = None           # "init", "update" or "body" (a step's producers)
+        self.group = None               # the Group (s.create_group) this stage belongs to
 
     @property
     def name(self):

@@ -75,6 +75,12 @@ class ExternBuffer(Expr):
     def ndim(self):
         return len(self.shape)
 
+    @property
+    def data(self):
+        """TVM's ``buffer.data`` (its data pointer): here the buffer, which ``call_packed``
+        passes to the registered function as an array."""
+        return self
+
     def __getitem__(self, index):
         raise TEError(f"buffer {self.name} of an extern stage cannot be indexed directly; "
                       "index te.tir.ir_builder's ib.buffer_ptr(...) of it, or pass it to "

@@ -114,7 +114,8 @@ def array(arr, device=None) -> NDArray:
     data = np.array(arr)
     if not data.dtype.isnative:
         data = data.astype(data.dtype.newbyteorder("="))
-    return NDArray(np.ascontiguousarray(data), _as_device(device))
+    # (np.ascontiguousarray makes a 0-d array 1-d)
+    return NDArray(np.ascontiguousarray(data).reshape(data.shape), _as_device(device))
 
 
 def _as_device(dev) -> Device:
