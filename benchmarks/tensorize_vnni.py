@@ -10,7 +10,11 @@ accumulators as the float32 GEMM does, one on the packed layout and one on B tra
 product. Prints medians over interleaved rounds, GOPS (2 * M * N * K operations per call),
 the ratios, and the CPU.
 
-    python benchmarks/tensorize_vnni.py [--size 1024] [--rounds 7] [--threads 2]
+    python benchmarks/tensorize_vnni.py [--size 1024] [--rounds 7] [--threads 1]
+
+One thread by default: on a shared machine a parallel loop waits for its slowest thread, and
+the comparison is of the instructions, not of the thread pool (numpy's BLAS uses its own
+threads either way).
 """
 from __future__ import annotations
 
@@ -125,7 +129,7 @@ def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--size", type=int, default=1024, help="M = N = K (a multiple of 32)")
     p.add_argument("--rounds", type=int, default=7)
-    p.add_argument("--threads", type=int, default=None)
+    p.add_argument("--threads", type=int, default=1)
     args = p.parse_args()
     if args.threads:
         te.set_num_threads(args.threads)

@@ -202,7 +202,8 @@ class CallEmitter:
             if not isinstance(text, str):
                 raise CodegenError("pragma import_llvm: the value must be LLVM IR text (a "
                                    f"str), got {type(text).__name__}")
-            options = target_options()
+            options = target_options()._replace(cpu=self.cpu or target_options().cpu,
+                                                features=self.features)
             why = probe(text, options.cpu, options.features)
             if why:
                 raise CodegenError(f"pragma import_llvm: LLVM refuses the imported IR ({why})")

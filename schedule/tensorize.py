@@ -254,7 +254,10 @@ class _Tensorize:
             real, mins = self.b.buffer_of(t)
             begin = [simplify(ir_substitute(bg - m, vmap), self.b.ranges)
                      for bg, m in zip(begin, mins)]
-            strides = list(real.strides) if real.strides else _compact(real.shape)
+            if real.strides:
+                self.fail(f"tensor {t.name} is padded by storage_align; the intrinsic's "
+                          "buffers address it as a dense array (remove storage_align)")
+            strides = _compact(real.shape)
             lead = len(real.shape) - db.ndim
             offset = const(0)
             for bg, s in zip(begin, strides):
@@ -263,6 +266,12 @@ class _Tensorize:
             self._bind_value(db.elem_offset, offset, db, t, "elem_offset",
                              "pass offset_factor=1 to te.tir.decl_buffer (TVM's "
                              "default_buffer_params={'offset_factor': 1})", values)
+            factor = db.offset_factor
+            if factor > 1 and not can_prove((offset % factor).equal(0), self.b.ranges):
+                self.fail(f"buffer {db.name} has offset_factor={factor}, but the region of "
+                          f"{t.name} starts at element {offset}, which may not be a multiple "
+                          "of it; split so that the regions start at multiples, or lower "
+                          "offset_factor")
             compact = _compact(db.shape)
             for d in range(db.ndim):
                 real_s = simplify(strides[lead + d])

@@ -204,3 +204,37 @@ def test_import_llvm_of_invalid_ir():
     s[args[1]].pragma(s[args[1]].op.axis[0], "import_llvm", "define i32 @tw_broken_fn( {")
     with pytest.raises(CodegenError, match="pragma import_llvm: LLVM refuses the imported IR"):
         te.build(s, args)
+
+
+def _vadd(lanes, offset_factor=1):
+    a = te.placeholder((lanes,), name="a")
+    b = te.placeholder((lanes,), name="b")
+    c = te.compute((lanes,), lambda i: a[i] + b[i], name="c")
+    vec = f"float32x{lanes}"
+    return te.decl_tensor_intrin(
+        c.op, lambda ins, outs: outs[0].vstore(0, ins[0].vload(0, vec) + ins[1].vload(0, vec)),
+        default_buffer_params={"offset_factor": offset_factor})
+
+
+def test_region_offset_not_a_multiple_of_offset_factor():
+    A = te.placeholder((3, 24), name="A")
+    B = te.placeholder((3, 24), name="B")
+    C = te.compute((3, 24), lambda i, j: A[i, j] + B[i, j], name="C")
+    s = te.create_schedule(C.op)
+    jo, ji = s[C].split(C.op.axis[1], factor=8)
+    s[C].tensorize(ji, _vadd(8, offset_factor=16))
+    with pytest.raises(te.ScheduleError, match="buffer a has offset_factor=16, but the region "
+                       "of A starts at element i \\* 24 \\+ j_outer \\* 8"):
+        te.lower(s, [A, B, C])
+
+
+def test_storage_aligned_buffer_is_refused():
+    A = te.placeholder((4, 16), name="A")
+    B = te.placeholder((4, 16), name="B")
+    C = te.compute((4, 16), lambda i, j: A[i, j] + B[i, j], name="C")
+    D = te.compute((4, 16), lambda i, j: C[i, j] * 2.0, name="D")
+    s = te.create_schedule(D.op)
+    s[C].storage_align(C.op.axis[0], 32, 8)
+    s[C].tensorize(C.op.axis[1], _vadd(16))
+    with pytest.raises(te.ScheduleError, match="tensor C is padded by storage_align"):
+        te.lower(s, [A, B, D])
