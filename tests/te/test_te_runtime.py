@@ -1,6 +1,7 @@
 """te.runtime: the layer below both backends. Importing it loads no compiler; one ArgumentError
 class for the interpreter, both backends and loaded libraries; the polynomial data of call-time
-checks gives the compiler's answers and messages; the Module API of loaded libraries."""
+checks gives the compiler's answers and messages; the Module API of loaded libraries. (Named
+test_te_runtime: pytest needs basenames distinct from tests/codegen_llvm/test_runtime.py.)"""
 import ast
 import json
 import os
