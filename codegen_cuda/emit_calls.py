@@ -60,10 +60,12 @@ class CudaCallEmitter:
                      "register_extern) or scalar vload/vstore")
 
     def _array_and_offset(self, load):
+        """(array, element index) of a touched element; the index an int64 (a device
+        function adds its own ints to it: numba types uint64 + int64 as a float)."""
         if load.buffer in self.registers:
             raise _error(f"buffer {load.buffer.name} lives in registers; an extern call "
                          "cannot take a pointer into it")
-        return self.names(load.buffer, load.buffer.name), self.index(load.indices[0])
+        return self.names(load.buffer, load.buffer.name), f"i64({self.expr(load.indices[0])})"
 
     def _call_extern(self, e) -> str:
         name = e.args[0].value
@@ -90,8 +92,11 @@ class CudaCallEmitter:
                          "the ir_builder) or a device function")
         if value is None:
             return self.expr(first)
-        array, index = self._array_and_offset(first)
-        return f"{array}[{index}] = {self.expr(value)}"     # an Evaluate: a statement line
+        # an Evaluate: emitted as a statement line
+        if first.buffer in self.registers:
+            return f"{self._register(first.buffer, first.indices[0])} = {self.expr(value)}"
+        array = self.names(first.buffer, first.buffer.name)
+        return f"{array}[{self.index(first.indices[0])}] = {self.expr(value)}"
 
     def _extern_prelude(self) -> list:
         """Source lines that bind the registered device functions the kernels call."""

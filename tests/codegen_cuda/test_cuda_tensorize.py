@@ -137,3 +137,4 @@ def test_unregistered_device_function():
     with pytest.raises(CudaCodegenError, match="no device function is registered under that "
                        "name; register one with codegen_cuda.emit_calls.register_extern"):
         te.build(s, [A, C], target="cuda")
+
