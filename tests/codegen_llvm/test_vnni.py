@@ -127,3 +127,42 @@ def test_target_without_vnni_is_a_codegen_error(monkeypatch):
     s = schedule(C, tensor_intrin.dot_16x1x16_uint8_int8_int32_cascadelake(), 16)
     with pytest.raises(CodegenError, match="avx512vnni"):
         te.build(s, [A, W, C], target="llvm -mcpu=x86-64 -mattr=+avx2")
+
+
+@needs_vnni
+def test_tvm_style_intrinsic_source_runs_with_renames():
+    """An intrinsic written as TVM's x86 code is (tvm.tir -> te.tir): call_intrin
+    'tir.reinterpret', astype to a vector, const of a vector dtype, call_llvm_pure_intrin."""
+    data = te.placeholder((4,), dtype="uint8", name="data")
+    kernel = te.placeholder((16, 4), dtype="int8", name="kernel")
+    k = te.reduce_axis((0, 4), name="k")
+    C = te.compute((16,), lambda i: te.sum(data[k].astype("int32") *
+                                           kernel[i, k].astype("int32"), axis=k), name="C")
+    a_buffer = te.tir.decl_buffer(data.shape, dtype="uint8", name="a_buffer", offset_factor=1,
+                                  strides=[1])
+    b_buffer = te.tir.decl_buffer(kernel.shape, dtype="int8", name="b_buffer", offset_factor=1,
+                                  strides=[te.var("ldw"), 1])
+
+    def _intrin_func(ins, outs):
+        def _instr(index):
+            ib = te.tir.ir_builder.create()
+            if index == 1:
+                ib.emit(outs[0].vstore(0, te.tir.const(0, "int32x16")))
+                return ib.get()
+            a_int8 = ins[0].vload([0], "uint8x4")
+            re_int32 = te.tir.call_intrin("int32", "tir.reinterpret", a_int8)
+            vec_ai32 = re_int32.astype("int32x16")
+            vec_b = ins[1].vload([0, 0], "int8x64")
+            vec_bi32 = te.tir.call_intrin("int32x16", "tir.reinterpret", vec_b)
+            vec_c = outs[0].vload([0], "int32x16") if index == 2 else te.tir.const(0, "int32x16")
+            quad_reduction = te.tir.call_llvm_pure_intrin(
+                "int32x16", "llvm.x86.avx512.vpdpbusd.512", te.tir.const(3, "uint32"),
+                vec_c, vec_ai32, vec_bi32)
+            ib.emit(outs[0].vstore(0, quad_reduction))
+            return ib.get()
+        return _instr(0), _instr(1), _instr(2)
+    intrin = te.decl_tensor_intrin(C.op, _intrin_func, binds={data: a_buffer, kernel: b_buffer},
+                                   default_buffer_params={"offset_factor": 1})
+    M, N, K = 4, 32, 32
+    A, W, Cd = dense(M, N, K, 16)
+    run(te.build(schedule(Cd, intrin, 16, rows=2), [A, W, Cd]), M, N, K, 16)
