@@ -18,6 +18,8 @@ from __future__ import annotations
 import functools
 
 import te
+from te.expr import Binary, Call
+from te.functor import post_order_visit
 from te.tensor import ComputeOp
 
 from ..autograd import Function
@@ -27,16 +29,16 @@ from .fused import run_kernel
 
 def default_schedule(outs):
     """A generic CPU schedule for any te computation: elementwise intermediate stages inlined
-    into their consumers, the data axes but the last of every remaining stage fused into one
-    parallel loop."""
+    where that recomputes nothing costly (``_inlined``), the data axes but the last of every
+    remaining stage fused into one parallel loop."""
     outs = list(outs) if isinstance(outs, (list, tuple)) else [outs]
     s = te.create_schedule([o.op for o in outs])
-    out_ops = {o.op for o in outs}
+    inline = _inlined(s, outs)
     for stage in list(s.stages):
         op = stage.op
         if not isinstance(op, ComputeOp):
             continue
-        if op not in out_ops and not op.reduce_axis and op.num_outputs == 1:
+        if op in inline:
             stage.compute_inline()
             continue
         axes = list(op.axis)
@@ -45,6 +47,44 @@ def default_schedule(outs):
         elif axes:
             stage.parallel(axes[0])
     return s
+
+
+def _inlined(s, outs):
+    """The elementwise intermediate stages to inline: cheap ones (loads, selects, a few
+    arithmetic operations: a padding, a concatenation) always; others only where no reduction
+    reads them (inlined into a reduction they would be recomputed for each reduced element)."""
+    ops = [st.op for st in s.stages if isinstance(st.op, ComputeOp)]
+    readers = {op: [] for op in ops}
+    for op in ops:
+        for t in op.input_tensors:
+            if t.op in readers:
+                readers[t.op].append(op)
+    out_ops = {o.op for o in outs}
+    inlined = set()
+
+    def effective(op):         # the stages that end up computing op's reads
+        found = []
+        for r in readers[op]:
+            found += effective(r) if r in inlined else [r]
+        return found
+    for op in reversed(ops):                # consumers before producers
+        if op in out_ops or op.reduce_axis or op.num_outputs != 1:
+            continue
+        if _cheap(op.body[0]) or not any(r.reduce_axis for r in effective(op)):
+            inlined.add(op)
+    return inlined
+
+
+def _cheap(body):
+    costly = [0]
+
+    def visit(node):
+        if isinstance(node, Call) and node.op != "if_then_else":
+            costly[0] += 4
+        elif isinstance(node, Binary) and node.dtype.startswith("float"):
+            costly[0] += 1
+    post_order_visit(body, visit)
+    return costly[0] <= 2
 
 
 @functools.lru_cache(maxsize=256)
@@ -120,13 +160,7 @@ class TEFunction:
         _, floats, diff = self.plan(inputs)
         if not diff:
             return (None,) * len(inputs)
-        heads = []
-        for k in floats:
-            g = grads[k]
-            heads.append(g.contiguous() if g is not None else None)
-        if any(h is None for h in heads):
-            raise RuntimeError(f"{self.name}: a gradient of a floating-point output is "
-                               "missing")
+        heads = [grads[k].contiguous() for k in floats]    # the engine fills unused ones
         found = self.backward_function(len(inputs)).apply(*inputs, *heads)
         found = iter(found if isinstance(found, tuple) else (found,))
         return tuple(next(found) if i in diff else None for i in range(len(inputs)))
@@ -146,33 +180,14 @@ class TEFunction:
 
 
 def _adjoints(declare, xs, heads):
-    """The gradients of the differentiable ``xs`` for output gradients ``heads``."""
+    """The gradients of the differentiable ``xs`` for output gradients ``heads``: one
+    te.gradient pass over all the floating-point outputs that read them."""
     result = declare(*xs)
     outs = list(result) if isinstance(result, (tuple, list)) else [result]
     floats = [o for o in outs if _is_float(o.dtype)]
     diff = [x for x in xs if _is_float(x.dtype) and any(o.op.reads(x.op) for o in floats)]
-    total = {x: [] for x in diff}
-    for out, head in zip(floats, heads):
-        wrt = [x for x in diff if out.op.reads(x.op)]
-        for x, g in zip(wrt, te.gradient(out, wrt, head)):
-            total[x].append(g)
-    grads = []
-    for x in diff:
-        parts = total[x]
-        if len(parts) == 1:
-            grads.append(parts[0])
-            continue
-        grads.append(te.compute(x.shape, lambda *i, parts=parts: _sum(p[i] for p in parts),
-                                name=f"{x.op.name}_grad_sum"))
-    return grads
-
-
-def _sum(values):
-    values = list(values)
-    out = values[0]
-    for v in values[1:]:
-        out = out + v
-    return out
+    used = [(o, h) for o, h in zip(floats, heads) if any(o.op.reads(x.op) for x in diff)]
+    return list(te.gradient([o for o, _ in used], diff, [h for _, h in used]))
 
 
 def _camel(name):

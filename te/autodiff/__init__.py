@@ -29,16 +29,42 @@ __all__ = ["gradient"]
 def gradient(output, inputs, head=None):
     """The adjoints of ``inputs`` for ``output``: ``head`` (shape prefix + output.shape,
     default the identity, which gives Jacobians) times d output / d input, one tensor of shape
-    prefix + input.shape per input."""
+    prefix + input.shape per input.
+
+    ``output`` may also be a list of tensors with a list of heads (one each, of one prefix):
+    the adjoints are then the sums over the outputs, computed in one pass (a tensor that
+    several outputs depend on has one adjoint, not one per output)."""
     single = isinstance(inputs, Tensor)
     inputs = [inputs] if single else list(inputs)
-    _check(output, inputs)
-    head, prefix = _head(output, head)
-    graph = _Graph(output, inputs)
-    builder = _Adjoints(graph, head, prefix)
-    grads = [builder.adjoint(x) if x is not output else
-             compute(head.shape, lambda *i: head[i], name=f"{x.op.name}_grad") for x in inputs]
+    outputs, heads = _seeds(output, head)
+    for out in outputs:
+        _check(out, inputs)
+    graph = _Graph(outputs, inputs)
+    seeds = dict(zip(outputs, [h for h, _ in heads]))
+    builder = _Adjoints(graph, seeds, heads[0][1])
+    grads = [builder.adjoint(x) for x in inputs]
+    # an output that nothing else reads has its head as its adjoint: return a copy (a compute)
+    grads = [compute(g.shape, lambda *i, g=g: g[i], name=f"{x.op.name}_grad")
+             if any(g is h for h in seeds.values()) else g for x, g in zip(inputs, grads)]
     return grads[0] if single else grads
+
+
+def _seeds(output, head):
+    """The outputs and their (head, prefix) pairs."""
+    if not isinstance(output, (list, tuple)):
+        return [output], [_head(output, head)]
+    outputs = list(output)
+    if not isinstance(head, (list, tuple)) or len(head) != len(outputs):
+        raise TEError(f"te.gradient: {len(outputs)} outputs need a list of as many heads "
+                      f"(one per output, of shape prefix + output.shape); got {head!r}")
+    heads = [_head(o, h) for o, h in zip(outputs, head)]
+    for (h, prefix), (h0, prefix0) in zip(heads, heads[:1] * len(heads)):
+        if len(prefix) != len(prefix0) or not all(same(a, b) or _equal_size(a, b)
+                                                  for a, b in zip(prefix, prefix0)):
+            raise TEError(f"te.gradient: heads {h0.name} and {h.name} have different "
+                          f"prefixes {list(prefix0)} and {list(prefix)}; give every head the "
+                          "same leading dimensions")
+    return outputs, heads
 
 
 # ----------------------------------------------------------------------------- checks
@@ -89,13 +115,13 @@ def _equal_size(a, b):
 # ----------------------------------------------------------------------------- the graph
 
 class _Graph:
-    """The tensors on a path from an input to the output, in topological order."""
+    """The tensors on a path from an input to an output, in topological order."""
 
-    def __init__(self, output, inputs):
-        self.output = output
+    def __init__(self, outputs, inputs):
+        self.outputs = outputs
         wanted = set(inputs)
         relevant = {}           # tensor -> whether an input is at or below it
-        order, stack = [], [(output, False)]
+        order, stack = [], [(out, False) for out in reversed(outputs)]
         while stack:
             t, done = stack.pop()
             if t in relevant:
@@ -111,8 +137,9 @@ class _Graph:
                     stack.append((s, False))
         for x in inputs:
             if not relevant.get(x):
+                names = " or ".join(o.name for o in outputs)
                 raise TEError(f"te.gradient: input {x.name} is not used by output "
-                              f"{output.name}; differentiate with respect to tensors that "
+                              f"{names}; differentiate with respect to tensors that "
                               "the output reads (directly or through other computes)")
         self.order = [t for t in order if relevant[t]]
         self.relevant = {t for t in self.order}
@@ -135,8 +162,8 @@ class _Graph:
 # ----------------------------------------------------------------------------- adjoints
 
 class _Adjoints:
-    def __init__(self, graph, head, prefix):
-        self.graph, self.head, self.prefix = graph, head, prefix
+    def __init__(self, graph, seeds, prefix):
+        self.graph, self.seeds, self.prefix = graph, seeds, prefix
         self.pvars = [Var(f"p{k}", _index_dtype(n)) for k, n in enumerate(prefix)]
         self.done = {}
         self.op_sites = {}
@@ -144,20 +171,21 @@ class _Adjoints:
     def adjoint(self, t):
         if t in self.done:
             return self.done[t]
-        if t is self.graph.output:
-            return self.head
+        consumers = self.graph.consumers.get(t, [])
+        if t in self.seeds and not consumers:
+            return self.seeds[t]
         sites = []
-        for op in self.graph.consumers.get(t, []):
+        for op in consumers:
             sites += self._sites(op).get(t, [])
-        result = self._build(t, sites)
+        result = self._build(t, sites, self.seeds.get(t))
         self.done[t] = result
         return result
 
     def _head_of(self, t):
-        """The adjoint of ``t`` if it leads to the output, else None."""
+        """The adjoint of ``t`` if it leads to an output, else None."""
         if t not in self.graph.relevant:
             return None
-        if t is not self.graph.output and not self.graph.consumers.get(t):
+        if t not in self.seeds and not self.graph.consumers.get(t):
             return None
         return self.adjoint(t)
 
@@ -227,7 +255,7 @@ class _Adjoints:
 
     # --- one adjoint
 
-    def _build(self, t, sites):
+    def _build(self, t, sites, seed):
         shape = tuple(self.prefix) + tuple(t.shape)
         jvars = [Var(f"j{d}", _index_dtype(n)) for d, n in enumerate(t.shape)]
         probe = self.pvars + jvars
@@ -243,18 +271,22 @@ class _Adjoints:
                 continue
             partials.append(_partial(t, shape, probe, sol.free, value, guards, len(partials)))
         name = f"{t.op.name}_grad"
-        if not terms and len(partials) == 1:
+        if not terms and len(partials) == 1 and seed is None:
             return _renamed(partials[0], name)
 
         def body(*idx):
             vmap = dict(zip(probe, idx))
-            out = const(0, t.dtype)
+            out = const(0, t.dtype) if seed is None else _as(seed[idx], t.dtype)
             for term in terms:
                 out = fadd(out, substitute(term, vmap))
             for p in partials:
                 out = fadd(out, p[idx])
             return out
         return compute(shape, body, name=name)
+
+
+def _as(value, dtype):
+    return value if value.dtype == dtype else cast(dtype, value)
 
 
 def _guarded(value, guards):

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 from ..expr import (Add, Cast, Expr, FloorDiv, FloorMod, IntImm, Mul, Sub, Var, const,
                     floordiv, floormod)
-from ..functor import free_vars, substitute
+from ..functor import _fields, free_vars, substitute
 from .. import dtypes
 
 
@@ -67,7 +67,7 @@ class Linear:
     def expr(self):
         out = self.rest
         for v, c in self.coeffs.items():
-            out = iadd(out, imul(c, v)) if not is_int_const(out, 0) else imul(c, v)
+            out = iadd(out, imul(c, v))
         return out
 
 
@@ -128,6 +128,17 @@ class Domain:
 
 
 @dataclass
+class Guard:
+    """A condition of a solution: ``value`` itself (a boolean), or with a ``domain``,
+    ``domain.min <= value < domain.min + domain.extent`` (an eliminated variable's range)."""
+    value: Expr
+    domain: Domain | None = None
+
+    def substituted(self, vmap):
+        return Guard(substitute(self.value, vmap), self.domain)
+
+
+@dataclass
 class Solution:
     subst: dict          # consumer variable -> expression of j and the free variables
     guards: list         # boolean expressions that must hold
@@ -139,14 +150,14 @@ class _Solver:
         self.domains = dict(domains)        # every variable that may be eliminated or summed
         self.targets = targets              # bounds of the j variables (for floormod)
         self.subst = {}
-        self.guards = []                    # (kind, payload): ("bool", e) or ("range", e, dom)
+        self.guards = []                    # [Guard]
         self.pinned = set()
 
     def eliminate(self, v, value):
         self.subst = {k: substitute(e, {v: value}) for k, e in self.subst.items()}
-        self.guards = [(g[0], substitute(g[1], {v: value})) + g[2:] for g in self.guards]
+        self.guards = [g.substituted({v: value}) for g in self.guards]
         self.subst[v] = value
-        self.guards.append(("range", value, self.domains.pop(v)))
+        self.guards.append(Guard(value, self.domains.pop(v)))
 
     def remaining(self):
         return set(self.domains)
@@ -154,7 +165,7 @@ class _Solver:
     def equation(self, lhs, rhs, pending):
         lhs = substitute(lhs, self.subst)
         form = linear(lhs, self.remaining() - self.pinned)
-        if form is not None and not _mentions(form.rest, self.remaining()):
+        if form is not None:        # its rest may mention pinned variables: they stay free
             return self._affine(form, rhs)
         if isinstance(lhs, FloorDiv) and is_int_const(lhs.b) and lhs.b.value > 0:
             c = lhs.b.value
@@ -180,13 +191,13 @@ class _Solver:
     def _pin(self, lhs, rhs):
         """An equation we cannot solve: its variables stay free, the equation a guard."""
         self.pinned.update(v for v in free_vars(lhs) if v in self.domains)
-        self.guards.append(("bool", lhs.equal(rhs)))
+        self.guards.append(Guard(lhs.equal(rhs)))
 
     def _affine(self, form, rhs):
         if not form.coeffs:
             if not (isinstance(form.rest, IntImm) and isinstance(rhs, IntImm)
                     and form.rest.value == rhs.value):
-                self.guards.append(("bool", form.rest.equal(rhs)))
+                self.guards.append(Guard(form.rest.equal(rhs)))
             return
         units = [v for v, c in form.coeffs.items() if abs(c) == 1]
         pool = units or list(form.coeffs)
@@ -200,7 +211,7 @@ class _Solver:
         if c == 1:
             self.eliminate(v, residual)
             return
-        self.guards.append(("bool", floormod(residual, c).equal(0)))
+        self.guards.append(Guard(floormod(residual, c).equal(0)))
         self.eliminate(v, floordiv(residual, c))
 
     def bounds(self, e):
@@ -234,8 +245,8 @@ def solve(indices, targets, domains, target_domains) -> Solution:
     subst = dict(solver.subst)
     guards = list(solver.guards)
     _tighten(free, subst, guards, target_domains)
-    return Solution(subst, [_guard_expr(g, target_domains) for g in guards
-                            if _guard_expr(g, target_domains) is not None], list(free.items()))
+    exprs = [_guard_expr(g, target_domains) for g in guards]
+    return Solution(subst, [e for e in exprs if e is not None], list(free.items()))
 
 
 def _tighten(free, subst, guards, target_domains):
@@ -246,12 +257,12 @@ def _tighten(free, subst, guards, target_domains):
             continue
         best = None
         for g in guards:
-            if g[0] != "range" or not isinstance(g[2].extent, IntImm):
+            if g.domain is None or not isinstance(g.domain.extent, IntImm):
                 continue
-            form = linear(g[1], set(free))
+            form = linear(g.value, set(free))
             if form is None or set(form.coeffs) != {f}:
                 continue
-            a, m, ext = form.coeffs[f], g[2].min, g[2].extent.value
+            a, m, ext = form.coeffs[f], g.domain.min, g.domain.extent.value
             count = -(-ext // abs(a))
             if count >= dom.extent.value or (best is not None and count >= best[0]):
                 continue
@@ -267,18 +278,18 @@ def _tighten(free, subst, guards, target_domains):
         value = iadd(lo, t)
         for k in list(subst):
             subst[k] = substitute(subst[k], {f: value})
-        for n, g in enumerate(guards):
-            guards[n] = (g[0], substitute(g[1], {f: value})) + g[2:]
-        guards.append(("range", value, dom))
+        guards[:] = [g.substituted({f: value}) for g in guards]
+        guards.append(Guard(value, dom))
         subst[f] = value
         del free[f]
         free[t] = Domain(const(0, f.dtype), const(count, f.dtype))
 
 
 def _guard_expr(g, target_domains):
-    if g[0] == "bool":
-        return g[1]
-    value, dom = g[1], g[2]
+    """The boolean expression of guard ``g``, or None when it always holds."""
+    if g.domain is None:
+        return g.value
+    value, dom = g.value, g.domain
     # v == j over the same domain as j: always true
     tdom = target_domains.get(value) if isinstance(value, Var) else None
     if tdom is not None and same(tdom.min, dom.min) and same(tdom.extent, dom.extent):
@@ -304,5 +315,4 @@ def same(a, b) -> bool:
         return len(a) == len(b) and all(same(x, y) for x, y in zip(a, b))
     if not isinstance(a, Expr):
         return a == b if isinstance(a, (int, float, str, bool)) else a is b
-    from ..functor import _fields
     return all(same(getattr(a, n), getattr(b, n)) for n in _fields(a))

@@ -30,6 +30,16 @@ def test_head_with_the_wrong_shape():
         te.gradient(B, A, np.ones(4))
 
 
+def test_several_outputs_need_one_head_each():
+    A, B = _square()
+    D = te.compute((4,), lambda i: A[i] + 1.0, name="D")
+    with pytest.raises(TEError, match="2 outputs need a list of as many heads"):
+        te.gradient([B, D], A, te.placeholder((4,), name="H"))
+    with pytest.raises(TEError, match="heads HB and HD have different prefixes"):
+        te.gradient([B, D], A, [te.placeholder((3, 4), name="HB"),
+                                te.placeholder((2, 4), name="HD")])
+
+
 def test_integer_output_and_integer_input():
     A = te.placeholder((4,), name="A")
     I = te.compute((4,), lambda i: A[i].astype("int32"), name="I")
