@@ -310,6 +310,16 @@ class _Tensorize:
         b, stage, sb, intrin = self.b, self.stage, self.sb, self.intrin
         regions = self.match()
         outer_conds, red_conds = self._check_divides(self.mapping)
+        for lv in stage.leaf_iter_vars:
+            kind = b._kind(stage, lv)
+            inside = lv in self.inner
+            if (inside and kind in (ForKind.PARALLEL, ForKind.THREAD_BINDING)) or \
+                    (not inside and kind == ForKind.VECTORIZED):
+                where = "inside" if inside else "around"
+                self.fail(f"loop {lv.var.name} {where} the tensorized nest is "
+                          f"{kind.value}; the intrinsic computes the nest as one piece of "
+                          "code (bind or parallelize the loops around it, and leave vectors "
+                          "to the intrinsic)")
         for child in b.sch.stages:
             if child.attach_type == "scope" and child.attach_stage is stage and \
                     child.attach_ivar in self.inner:

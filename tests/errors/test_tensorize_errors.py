@@ -238,3 +238,20 @@ def test_storage_aligned_buffer_is_refused():
     s[C].tensorize(C.op.axis[1], _vadd(16))
     with pytest.raises(te.ScheduleError, match="tensor C is padded by storage_align"):
         te.lower(s, [A, B, D])
+
+
+def test_parallel_inside_or_vectorize_around_the_nest():
+    for what in ("parallel", "vectorize"):
+        A = te.placeholder((4, 16), name="A")
+        B = te.placeholder((4, 16), name="B")
+        C = te.compute((4, 16), lambda i, j: A[i, j] + B[i, j], name="C")
+        s = te.create_schedule(C.op)
+        jo, ji = s[C].split(C.op.axis[1], factor=8)
+        s[C].tensorize(ji, _vadd(8))
+        if what == "parallel":
+            s[C].parallel(ji)
+        else:
+            s[C].vectorize(C.op.axis[0])
+        where = "inside" if what == "parallel" else "around"
+        with pytest.raises(te.ScheduleError, match=f"{where} the tensorized nest is"):
+            te.lower(s, [A, B, C])
