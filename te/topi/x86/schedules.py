@@ -150,6 +150,10 @@ def _schedule_softmax(s, op):
     stages += [exp_op] + [p for p in producers if getattr(p, "tag", "") == "softmax_reduce"]
     for p in stages:
         s[p.output(0)].compute_at(stage, outer)
+    row = s[exp_op.output(0)]
+    _, lanes = _vector_split(row, row.op.axis[axis], exp_op.output(0).dtype)
+    if lanes is not None:
+        row.vectorize(lanes)
 
 
 _SPATIAL = ("conv2d_nchw", "depthwise_conv2d_nchw", "pool_max", "pool_sum",
@@ -160,7 +164,9 @@ _MATMUL = ("dense", "matmul", "batch_matmul")
 def _schedule(outs):
     outs = as_tensors(outs)
     s = create_schedule(outs)
-    inline_injective(s, outs, keep=("softmax_exp",))
+    # the padded input of a convolution or pooling is materialized: the window loops then
+    # read it without bounds tests, so their output columns vectorize
+    inline_injective(s, outs, keep=("softmax_exp", "injective,pad"))
     out_ops = {t.op for t in outs}
     placed = set()
     for op in traverse(outs):
@@ -178,7 +184,7 @@ def _schedule(outs):
                 _schedule_matmul(s, op)
             else:
                 _schedule_reduction(s, op)
-        elif op in out_ops or op.tag == "softmax_exp":
+        elif op in out_ops or op.tag == "injective,pad":
             schedule_injective_from_existing(s, op.output(0))
     return s
 
