@@ -21,7 +21,7 @@ from ..intrin import if_then_else
 from ..reduce import comm_reducer, prod as te_prod, sum as te_sum
 from ..tensor import (ComputeOp, TEError, Tensor, compute, reduce_axis)
 from .derivative import backprop, fadd, fmul
-from .solve import Domain, iadd, same, solve
+from .solve import Domain, iadd, same, solve, unclamp
 
 __all__ = ["gradient"]
 
@@ -262,7 +262,8 @@ class _Adjoints:
         targets = {v: Domain(const(0, v.dtype), n) for v, n in zip(probe, shape)}
         terms, partials = [], []
         for site, domains in sites:
-            sol = solve(site.load.indices, jvars, domains, targets)
+            indices = unclamp(site.load.indices, site.conditions)
+            sol = solve(indices, jvars, domains, targets)
             value = substitute(site.adjoint, sol.subst)
             guards = sol.guards + [substitute(c, sol.subst) for c in site.conditions]
             value = cast(t.dtype, value) if value.dtype != t.dtype else value

@@ -15,7 +15,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..expr import (Add, Cast, Expr, FloorDiv, FloorMod, IntImm, Mul, Sub, Var, const,
+from ..expr import (GE, GT, LE, LT, Add, And, Cast, Expr, FloorDiv, FloorMod, IntImm, Max,
+                    Min, Mul, Not, Sub, Var, const,
                     floordiv, floormod)
 from ..functor import _fields, free_vars, substitute
 from .. import dtypes
@@ -116,6 +117,75 @@ def _isub(a, b):
 def _scale(form, c):
     return Linear({v: k * c for v, k in form.coeffs.items() if k * c},
                   imul(c, form.rest) if c != 1 else form.rest)
+
+
+# ----------------------------------------------------------------------------- clamps
+
+def unclamp(indices, conditions):
+    """``indices`` with each ``min`` / ``max`` clamp that ``conditions`` make inactive
+    replaced by its clamped operand: ``x[min(k, n - 1)]`` under ``k < n`` reads ``x[k]``,
+    as padding and concatenation written with clamped indices do."""
+    facts = []
+    for c in conditions:
+        _facts(c, facts)
+    if not facts:
+        return tuple(indices)
+    return tuple(_unclamp(e, facts) for e in indices)
+
+
+def _facts(c, out, negated=False):
+    """Affine forms ``L`` with ``L >= 0`` that condition ``c`` implies."""
+    if isinstance(c, Not):
+        return _facts(c.a, out, not negated)
+    if isinstance(c, And) and not negated:
+        _facts(c.a, out)
+        _facts(c.b, out)
+        return
+    kind = type(c)
+    if negated:
+        kind = {LT: GE, LE: GT, GT: LE, GE: LT}.get(kind)
+    if kind not in (LT, LE, GT, GE) or not dtypes.is_int(c.a.dtype):
+        return
+    a, b = (c.a, c.b) if kind in (GT, GE) else (c.b, c.a)      # a > b or a >= b
+    form = _difference(a, b)
+    if form is not None:
+        out.append(_shifted(form, -1) if kind in (LT, GT) else form)
+
+
+def _difference(a, b):
+    """The affine form of ``a - b`` in all the variables it mentions, or None."""
+    e = a - b
+    return linear(e, set(free_vars(e)))
+
+
+def _shifted(form, c):
+    return Linear(form.coeffs, iadd(form.rest, const(c, form.rest.dtype)))
+
+
+def _implied(form, facts):
+    """Whether ``form >= 0`` follows from one fact (same coefficients, no smaller rest)."""
+    if form is None or not isinstance(form.rest, IntImm):
+        return False
+    for f in facts:
+        if f.coeffs == form.coeffs and isinstance(f.rest, IntImm) and \
+                form.rest.value >= f.rest.value:
+            return True
+    return False
+
+
+def _unclamp(e, facts):
+    if isinstance(e, (Min, Max)):
+        a, b = _unclamp(e.a, facts), _unclamp(e.b, facts)
+        for inner, bound in ((a, b), (b, a)):       # min(inner, bound): bound - inner >= 0
+            form = _difference(bound, inner) if isinstance(e, Min) else \
+                _difference(inner, bound)
+            if _implied(form, facts):
+                return inner
+        return e
+    if isinstance(e, (Add, Sub, Mul)):
+        a, b = _unclamp(e.a, facts), _unclamp(e.b, facts)
+        return e if a is e.a and b is e.b else type(e)(a, b, e.dtype)
+    return e
 
 
 # ----------------------------------------------------------------------------- the solver

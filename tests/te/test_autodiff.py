@@ -254,6 +254,27 @@ def test_floordiv_floormod_and_strided_indexing():
     check_fd(S, [X])
 
 
+def test_clamped_indices_under_their_guard_are_solved_exactly():
+    # a concatenation and a padding written with clamped (always in-bounds) indices, as
+    # nn.ops writes them: the adjoint reads the gradient once per element, not a sum
+    X = te.placeholder((3, 4), F64, "X")
+    Y = te.placeholder((3, 2), F64, "Y")
+    C = te.compute((3, 6), lambda i, k: te.if_then_else(
+        k < 4, X[i, te.min(k, 3)], Y[i, te.max(k - 4, 0)]), name="cat")
+    P = te.compute((3, 8), lambda i, w: te.select(
+        te.all(w >= 1, w < 7), C[i, te.min(te.max(w - 1, 0), 5)], te.const(0.0, F64)),
+        name="pad")
+    out = te.compute((3, 8), lambda i, w: P[i, w] * P[i, w], name="out")
+    check_fd(out, [X, Y])
+    head = te.placeholder(out.shape, F64, "head")
+    gX, gY = te.gradient(out, [X, Y], head)
+    stores, _ = loop_work(te.lower(te.create_schedule([gX.op, gY.op]),
+                                   [X, Y, head, gX, gY]).body)
+    # elementwise stages only: cat and pad recomputed (18 + 24), then the adjoints of pad,
+    # cat, X and Y (24 + 18 + 12 + 6), one store per element; no sum over a clamped axis
+    assert stores == 18 + 24 + 24 + 18 + 12 + 6
+
+
 def test_data_dependent_index_and_constant_index():
     X = te.placeholder((5,), F64, "X")
     I = te.placeholder((7,), "int32", "I")
