@@ -1,7 +1,8 @@
 """LLVM code for the calls of tensor intrinsics' bodies: ``call_llvm_intrin`` /
 ``call_llvm_pure_intrin`` (an LLVM intrinsic by name), ``call_extern`` (a C symbol of the
-process, or of LLVM IR imported with ``pragma(axis, "import_llvm", text)``), ``access_ptr``,
-``vload`` / ``vstore`` and ``reinterpret``.
+process, or a function of LLVM IR imported with ``pragma(axis, "import_llvm", text)``, which
+``jit.compile_ir`` links into the module, so that LLVM inlines it), ``access_ptr``, ``vload`` /
+``vstore`` and ``reinterpret``.
 
 An LLVM intrinsic is declared with the call's own types (the return dtype and the values'
 types; for an overloaded intrinsic give the mangled name, ``llvm.ctpop.v4i32``). LLVM aborts
@@ -14,6 +15,7 @@ first, with the features to look for.
 from __future__ import annotations
 
 import functools
+import hashlib
 import subprocess
 import sys
 
@@ -24,6 +26,8 @@ from te import dtypes
 from .types import memory_type, value_type
 
 PTR = ir.PointerType(ir.IntType(8))
+IMPORTS = {}        # function name -> the LLVM IR text of a pragma import_llvm that defines it
+IMPORT_TYPES = {}   # function name -> its type, as text
 
 # x86 intrinsic name prefixes -> the CPU features (LLVM's names) they need
 X86_FEATURES = (
@@ -176,6 +180,12 @@ class CallEmitter:
         ret = self._ret_type(e, name)
         values = self._args(e.args[1:])
         sig = ir.FunctionType(ret, [v.type for v in values])
+        want = IMPORT_TYPES.get(name) if name in self.imported else None
+        if want is not None and _type_text(sig) != want:
+            raise CodegenError(f"llvm codegen: call_extern({name!r}) passes {_type_text(sig)}, "
+                               f"but the imported LLVM IR defines {name} as {want}; give "
+                               "call_extern that return dtype and cast the arguments "
+                               "(te.const(m, 'int64'), x.astype(...))")
         fn = self.module.globals.get(name)
         if fn is None:
             fn = ir.Function(self.module, sig, name=name)
@@ -186,10 +196,12 @@ class CallEmitter:
         return call if ret != ir.VoidType() else ir.Constant(ir.IntType(32), 0)
 
     def _import_llvm(self, body):
-        """Compile the LLVM IR of every ``pragma(axis, "import_llvm", text)`` of ``body``
-        into the process (its functions become symbols that call_extern reaches)."""
+        """Check the LLVM IR of every ``pragma(axis, "import_llvm", text)`` of ``body`` and
+        remember the functions it defines: call_extern reaches them, and ``jit.compile_ir``
+        links the text into the module. Its hash goes into the module (named metadata), so
+        that the compile cache tells two imports apart."""
         from .emit import CodegenError
-        from .jit import import_llvm, target_options
+        from .jit import target_options
         from schedule.functor import post_order_visit
         from schedule.ir import For
         texts = []
@@ -207,7 +219,33 @@ class CallEmitter:
             why = probe(text, options.cpu, options.features)
             if why:
                 raise CodegenError(f"pragma import_llvm: LLVM refuses the imported IR ({why})")
-            self.imported.update(import_llvm(text, options))
+            names = _defined_functions(text)
+            for name in names:
+                if IMPORTS.get(name, text) != text:
+                    raise CodegenError(f"pragma import_llvm: function {name} is already "
+                                       "imported from different LLVM IR; give the new "
+                                       "function another name")
+            IMPORTS.update((name, text) for name in names)
+            self.imported.update(names)
+            IMPORT_TYPES.update(names)
+            digest = hashlib.sha256(text.encode()).hexdigest()
+            self.module.add_named_metadata("tw.import_llvm",
+                                           [ir.MetaDataString(self.module, digest)])
+
+
+def _defined_functions(text) -> dict:
+    """Name -> function type (as text) of the functions that LLVM IR ``text`` (already
+    probed: it parses) defines."""
+    import llvmlite.binding as llvm
+    return {f.name: str(f.global_value_type)
+            for f in llvm.parse_assembly(text).functions if not f.is_declaration}
+
+
+def _type_text(sig) -> str:
+    """An llvmlite function type as LLVM prints it with opaque pointers (``ptr``)."""
+    def one(t):
+        return "ptr" if isinstance(t, ir.PointerType) else str(t)
+    return f"{one(sig.return_type)} ({', '.join(one(a) for a in sig.args)})"
 
 
 def _bits(t):

@@ -165,6 +165,8 @@ def compile_ir(llvm_ir: str, tm) -> cache.Entry:
         mod = llvm.parse_assembly(llvm_ir)
         mod.triple = tm.triple
         mod.data_layout = str(tm.target_data)
+        from .emit_calls import IMPORTS
+        link_imports(mod, IMPORTS)
         mod.verify()
     except RuntimeError as err:
         why = " ".join(str(err).replace("^", "").split())       # LLVM's lines, as one
@@ -212,38 +214,18 @@ class JITModule:
         return self.engine.get_function_address(name)
 
 
-_IMPORTED = {}      # symbol -> (the IR text that defines it, its engine)
 
-
-def import_llvm(llvm_ir: str, options: TargetOptions) -> list:
-    """Parse, verify and compile LLVM IR text (``s[T].pragma(axis, "import_llvm", text)``)
-    into this process, and add its functions to the symbol table that JIT code resolves
-    calls against (``te.tir.call_extern``). Returns the names of the functions it defines.
-    The same text is compiled once; a different text that defines an imported name again is
-    refused (code already built calls the first definition)."""
-    from .emit import CodegenError
-    _init()
-    try:
-        mod = llvm.parse_assembly(llvm_ir)
-        mod.verify()
-    except RuntimeError as err:
-        why = " ".join(str(err).replace("^", "").split())
-        raise CodegenError(f"import_llvm: the LLVM IR does not parse or verify ({why})") \
-            from None
-    names = [f.name for f in mod.functions if not f.is_declaration]
-    for name in names:
-        if name in _IMPORTED and _IMPORTED[name][0] != llvm_ir:
-            raise CodegenError(f"import_llvm: function {name} is already imported from "
-                               "different LLVM IR; give the new function another name")
-    if names and all(name in _IMPORTED for name in names):
-        return names
-    tm = target_machine(options)
-    mod.triple = tm.triple
-    mod.data_layout = str(tm.target_data)
-    optimize(mod, tm)
-    engine = llvm.create_mcjit_compiler(mod, tm)        # owns tm
-    engine.finalize_object()
-    for name in names:
-        llvm.add_symbol(name, engine.get_function_address(name))
-        _IMPORTED[name] = (llvm_ir, engine)
-    return names
+def link_imports(mod, imports: dict):
+    """Link into ``mod`` the LLVM IR (``s[T].pragma(axis, "import_llvm", text)``, parsed and
+    verified when the function was emitted) that defines the functions ``mod`` declares:
+    ``imports`` maps a function name to that text. The functions are then compiled (and
+    inlined) with the module, and its object code needs nothing else."""
+    texts = dict.fromkeys(imports[f.name] for f in mod.functions
+                          if f.is_declaration and f.name in imports)
+    for text in texts:
+        extra = llvm.parse_assembly(text)
+        extra.triple, extra.data_layout = mod.triple, mod.data_layout
+        names = [f.name for f in extra.functions if not f.is_declaration]
+        mod.link_in(extra)
+        for name in names:          # private to the module: inlined, then dropped
+            mod.get_function(name).linkage = "internal"

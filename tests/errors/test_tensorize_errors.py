@@ -255,3 +255,20 @@ def test_parallel_inside_or_vectorize_around_the_nest():
         where = "inside" if what == "parallel" else "around"
         with pytest.raises(te.ScheduleError, match=f"{where} the tensorized nest is"):
             te.lower(s, [A, B, C])
+
+
+IMPORTED = r"""
+define i32 @tw_test_fill(ptr %p, i32 %n) {
+entry:
+  ret i32 0
+}
+"""
+
+
+def test_extern_call_whose_types_differ_from_the_imported_ir():
+    s, args = _one_call_intrin(lambda a, c: te.tir.call_extern(
+        "int32", "tw_test_fill", c.access_ptr("w"), te.const(8, "int64")))
+    s[args[1]].pragma(s[args[1]].op.axis[0], "import_llvm", IMPORTED)
+    with pytest.raises(CodegenError, match="passes i32 \\(ptr, i64\\), but the imported LLVM "
+                       "IR defines tw_test_fill as i32 \\(ptr, i32\\)"):
+        te.build(s, args)

@@ -118,6 +118,7 @@ def test_tutorial_gemv_whole_reduction():
     assert "call_extern('gemv_update'" in text and ", 16, 24, 24)" in text
     assert "j_inner" not in text and "for k" not in text
     f = te.build(s, [A, B, C])
+    assert "declare i32 @gemv_update" not in f.get_source("ll")      # linked into the module
     a = RNG.random((N, L), dtype="float32")
     b = RNG.random((M, L), dtype="float32")
     c = np.zeros((N, M), "float32")
