@@ -222,6 +222,11 @@ def link_imports(mod, imports: dict):
     inlined) with the module, and its object code needs nothing else."""
     texts = dict.fromkeys(imports[f.name] for f in mod.functions
                           if f.is_declaration and f.name in imports)
+    if texts:
+        # only the imports of this module's own pragmas (their hashes are in its metadata)
+        import hashlib
+        source = str(mod)
+        texts = [t for t in texts if hashlib.sha256(t.encode()).hexdigest() in source]
     for text in texts:
         extra = llvm.parse_assembly(text)
         extra.triple, extra.data_layout = mod.triple, mod.data_layout
