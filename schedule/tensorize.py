@@ -387,6 +387,9 @@ def _same_combiner(a, b) -> bool:
         all(equal(simplify(p), simplify(q)) for p, q in zip(a.identity, b.identity))
 
 
+TOUCHING = {"tw_vload": "vload", "tw_vstore": "vstore", "tvm_access_ptr": "access_ptr"}
+
+
 class _Retarget(IRMutator):
     """The intrinsic's buffer views -> the real buffers; each touched range checked to lie in
     the region bound to the buffer."""
@@ -405,32 +408,23 @@ class _Retarget(IRMutator):
             self.ranges.pop(node.loop_var, None)
 
     def visit_Call(self, node):
-        if node.op not in ("tw_vload", "tw_vstore", "tvm_access_ptr"):
+        if node.op not in TOUCHING:
             return self.generic_visit(node)
-        node = type(node)(node.op, node.args[:2] + tuple(self.visit(a) for a in node.args[2:]),
-                          node.dtype)
-        if True:
-            lo, hi = node.args[0], node.args[1]
-            entry = self.bufmap.get(lo.buffer) if isinstance(lo, BufferLoad) else None
-            if entry is None and isinstance(lo, BufferLoad) and \
-                    lo.buffer.__dict__.get("_decl") is not None:
-                self.owner.fail(f"the body uses buffer {lo.buffer.name}, which is not one of "
-                                "the intrinsic's ins/outs")
-            if entry is not None:
-                real, first, last, db, t = entry
-                ranges = self.ranges
-                a, z = simplify(lo.indices[0], ranges), simplify(hi.indices[0], ranges)
-                what = {"tw_vload": "vload", "tw_vstore": "vstore",
-                        "tvm_access_ptr": "access_ptr"}[node.op]
-                if not (can_prove(a >= first, ranges) and can_prove(z <= last, ranges)):
-                    self.owner.fail(
-                        f"{what} of buffer {db.name} touches elements [{a}, {z}] of {t.name}, "
-                        f"outside the region [{first}, {last}] that the intrinsic covers "
-                        "(check the buffer's strides and the vector's length)")
-                args = (BufferLoad(real, (a,), lo.dtype), BufferLoad(real, (z,), hi.dtype)) + \
-                    node.args[2:]
-                return type(node)(node.op, args, node.dtype)
-        return node
+        lo, hi = node.args[0], node.args[1]
+        rest = tuple(self.visit(a) for a in node.args[2:])
+        entry = self.bufmap.get(lo.buffer)
+        if entry is None:
+            self.owner.fail(f"the body uses buffer {lo.buffer.name}, which is not one of the "
+                            "intrinsic's ins/outs")
+        real, first, last, db, t = entry
+        a, z = simplify(lo.indices[0], self.ranges), simplify(hi.indices[0], self.ranges)
+        if not (can_prove(a >= first, self.ranges) and can_prove(z <= last, self.ranges)):
+            self.owner.fail(f"{TOUCHING[node.op]} of buffer {db.name} touches elements "
+                            f"[{a}, {z}] of {t.name}, outside the region [{first}, {last}] "
+                            "that the intrinsic covers (check the buffer's strides and the "
+                            "vector's length)")
+        touched = (BufferLoad(real, (a,), lo.dtype), BufferLoad(real, (z,), hi.dtype))
+        return type(node)(node.op, touched + rest, node.dtype)
 
     def visit_BufferLoad(self, node):
         node = self.generic_visit(node)
