@@ -9,6 +9,9 @@ share with ``nn.ops``.
 from __future__ import annotations
 
 import builtins
+import numbers
+
+import numpy as np
 
 from .. import expr as _expr
 from .. import intrin as _intrin
@@ -59,10 +62,8 @@ def broadcast_compute(fn, *operands, name="elemwise", tag=_tag.ELEMWISE, what="b
 
 
 def _check_operand(opname, side, value):
-    if isinstance(value, Tensor) or isinstance(value, _expr.ExprOp):
-        return
-    if isinstance(value, (int, float, bool)) or hasattr(value, "dtype") or \
-            isinstance(getattr(value, "var", None), _expr.Var):
+    if isinstance(value, (Tensor, _expr.ExprOp, numbers.Number, np.generic)) or \
+            isinstance(getattr(value, "var", None), _expr.Var):        # an IterVar
         return
     raise TEError(f"topi.{opname}: the {side} operand is {type(value).__name__} {value!r}; "
                   "give a te tensor, an expression or a number")

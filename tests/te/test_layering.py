@@ -56,3 +56,28 @@ def test_te_sources_name_schedule_only_in_facades():
                             words[1].split(".")[0] in LOWER:
                         assert code.startswith((" ", "\t")), \
                             f"{path}:{lineno} imports a lower layer at module level: {line}"
+
+
+LOOP_IR_PROGRAM = r"""
+import sys
+import te
+from schedule.functor import post_order_visit
+from schedule.ir import BufferLoad
+A = te.placeholder((8,), name="A")
+B = te.compute((8,), lambda i: A[i] + 1.0, name="B")
+f = te.lower(te.create_schedule(B.op), [A, B])
+loads = []
+post_order_visit(f.body, lambda n: loads.append(n) if isinstance(n, BufferLoad) else None)
+print("PRINTER LOADED BEFORE", "schedule.printer" in sys.modules)
+print("LOAD", str(loads[0]))
+"""
+
+
+def test_loop_ir_nodes_print_through_te_printer():
+    """te.printer prints the loop IR's expression nodes (registered by schedule.printer,
+    imported the first time one of them is printed)."""
+    env = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    proc = subprocess.run([sys.executable, "-c", LOOP_IR_PROGRAM], cwd=ROOT, env=env,
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "LOAD A[i]" in proc.stdout, proc.stdout

@@ -1,6 +1,10 @@
 """te.topi operators against numpy (PyTorch where TVM's semantics are PyTorch's: convolutions,
 pooling, softmax), each built with the generic and the x86 default schedules; a few with the
 cuda schedules on numba's simulator (tests/conftest.py sets NUMBA_ENABLE_CUDASIM=1)."""
+import os
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 import torch
@@ -347,3 +351,41 @@ def test_cuda_schedules_on_the_simulator(case):
         ref = F.avg_pool2d(torch.tensor(ins[0]), 2).numpy()
     got = run(sched, args, out, ins, target="cuda")
     np.testing.assert_allclose(got, ref, rtol=1e-5, atol=1e-5)
+
+
+PTX_PROGRAM = r"""
+import os
+os.environ["NUMBA_ENABLE_CUDASIM"] = "0"
+import te
+from te import topi
+from codegen_cuda import compile_ptx
+A, B = te.placeholder((64, 100), name="A"), te.placeholder((100,), name="B")
+X, W = te.placeholder((1, 4, 12, 12), name="X"), te.placeholder((8, 4, 3, 3), name="W")
+cases = {
+    "add": (topi.cuda.schedule_injective, topi.add(A, B), [A, B]),
+    "sum_rows": (topi.cuda.schedule_reduce, topi.sum(A, axis=1), [A]),
+    "sum_all": (topi.cuda.schedule_reduce, topi.sum(A), [A]),
+    "softmax": (topi.cuda.schedule_softmax, topi.nn.softmax(A), [A]),
+    "conv2d": (topi.cuda.schedule_conv2d_nchw, topi.nn.conv2d_nchw(X, W, 1, 1, 1), [X, W]),
+    "pool": (topi.cuda.schedule_pool, topi.nn.pool2d(X, (2, 2), (2, 2), (1, 1),
+                                                     (0, 0, 0, 0), "max"), [X]),
+    "dense": (topi.cuda.schedule_dense, topi.nn.dense(A, te.placeholder((16, 100), name="D")),
+              None),
+}
+for name, (sched, out, ins) in cases.items():
+    ins = ins if ins is not None else list(out.op.input_tensors())
+    ptx = compile_ptx(te.build(sched(out), ins + [out], target="cuda"), cc=(9, 0))
+    assert ".entry" in ptx, name
+    print(name, "PTX ok")
+"""
+
+
+def test_cuda_schedules_compile_to_ptx():
+    """The cuda schedules' kernels compile for sm_90 (numba without the simulator)."""
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    env = dict(os.environ, NUMBA_ENABLE_CUDASIM="0",
+               PYTHONPATH=root + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    proc = subprocess.run([sys.executable, "-c", PTX_PROGRAM], cwd=root, env=env,
+                          capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    assert proc.stdout.count("PTX ok") == 7, proc.stdout

@@ -130,30 +130,31 @@ def _schedule_reduction(s, op):
 
 
 def _schedule_softmax(s, op):
-    """Softmax: the rows in parallel; each row's maximum, exponentials and sum computed
-    inside the row's loop, just before its outputs."""
+    """Softmax over the last axis: the rows in parallel; each row's maximum, exponentials
+    and sum computed inside the row's loop, just before its outputs. Returns the stages it
+    placed (none for another axis: they are then scheduled as reductions)."""
     out = op.output(0)
     stage = s[out]
     axis = op.attrs.get("axis", len(op.axis) - 1)
     lead = [iv for d, iv in enumerate(stage.op.axis) if d != axis]
-    producers = [t.op for t in op.input_tensors()]
-    exp_op = next((p for p in producers if getattr(p, "tag", "") == "softmax_exp"), None)
-    if axis != len(op.axis) - 1 or exp_op is None or not lead:
+    if axis != len(op.axis) - 1 or not lead:
         schedule_injective_from_existing(s, out)
-        return
+        return []
+    inner = [p for p in traverse([out]) if p is not op and
+             getattr(p, "tag", "") in ("softmax_reduce", "softmax_exp")]
     outer = stage.fuse(*lead) if len(lead) > 1 else lead[0]
-    _, inner = _vector_split(stage, stage.op.axis[axis], out.dtype)
-    if inner is not None:
-        stage.vectorize(inner)
-    stage.parallel(outer)
-    stages = [t.op for t in exp_op.input_tensors() if getattr(t.op, "tag", "") == "softmax_reduce"]
-    stages += [exp_op] + [p for p in producers if getattr(p, "tag", "") == "softmax_reduce"]
-    for p in stages:
-        s[p.output(0)].compute_at(stage, outer)
-    row = s[exp_op.output(0)]
-    _, lanes = _vector_split(row, row.op.axis[axis], exp_op.output(0).dtype)
+    _, lanes = _vector_split(stage, stage.op.axis[axis], out.dtype)
     if lanes is not None:
-        row.vectorize(lanes)
+        stage.vectorize(lanes)
+    stage.parallel(outer)
+    for p in inner:
+        s[p.output(0)].compute_at(stage, outer)
+        if p.tag == "softmax_exp":
+            row = s[p.output(0)]
+            _, lanes = _vector_split(row, row.op.axis[axis], p.output(0).dtype)
+            if lanes is not None:
+                row.vectorize(lanes)
+    return inner
 
 
 _SPATIAL = ("conv2d_nchw", "depthwise_conv2d_nchw", "pool_max", "pool_sum",
@@ -171,9 +172,7 @@ def _schedule(outs):
     placed = set()
     for op in traverse(outs):
         if op.tag in ("softmax", "log_softmax"):
-            _schedule_softmax(s, op)
-            placed.update(t.op for t in op.input_tensors())
-            placed.update(t.op for p in op.input_tensors() for t in p.op.input_tensors())
+            placed.update(_schedule_softmax(s, op))
     for op in traverse(outs):
         if op in placed or op.tag in ("softmax", "log_softmax"):
             continue
@@ -184,7 +183,7 @@ def _schedule(outs):
                 _schedule_matmul(s, op)
             else:
                 _schedule_reduction(s, op)
-        elif op in out_ops or op.tag == "injective,pad":
+        elif op in out_ops or op.tag in ("injective,pad", "softmax_exp"):
             schedule_injective_from_existing(s, op.output(0))
     return s
 
