@@ -25,6 +25,7 @@ from __future__ import annotations
 
 from te.expr import (EQ, GE, GT, LE, LT, NE, Add, Cast, Div, IntImm, Max, Min, Mul,
                      ProducerLoad, Reduce, Sub, Var, all_, const)
+from te.extern import ExternBuffer
 from te.functor import ExprMutator, free_vars, substitute
 from te.tensor import COMM_REDUCE
 from te import dtypes
@@ -32,7 +33,7 @@ from te import dtypes
 from .bound import axis_values, pass_up
 from .functor import IRMutator, post_order_visit
 from .functor import substitute as ir_substitute
-from .ir import BufferLoad, Broadcast, For, ForKind, IfThenElse, seq
+from .ir import BufferLoad, BufferRef, Broadcast, For, ForKind, IfThenElse, seq
 from .simplify import can_prove, equal, simplify
 from .stage import ScheduleError
 
@@ -246,7 +247,7 @@ class _Tensorize:
         the outer loops' variables (the init nest's copies)."""
         intrin = self.intrin
         tensors = list(regions)
-        bufmap, values = {}, {}
+        bufmap, values, packed = {}, {}, {}
         for t in tensors:
             begin, extents, p = regions[t]
             db = intrin.buffers[list(intrin.inputs).index(p)] if p in intrin.inputs \
@@ -289,8 +290,12 @@ class _Tensorize:
             for d in range(db.ndim):
                 span = span + (db.shape[d] - 1) * strides[lead + d]
             bufmap[db.view] = (real, offset, simplify(offset + span, self.b.ranges), db, t)
+            values[db.data] = BufferRef(real)           # the base pointer, as TVM's .data
+            whole = all(can_prove(bg.equal(0), self.b.ranges) for bg in begin) and \
+                all(can_prove(e.equal(d)) for e, d in zip(extents, real.shape))
+            packed[db] = (BufferRef(real) if whole else None, t)
         out = ir_substitute(stmt, values)
-        out = _Retarget(self, bufmap).visit(out)
+        out = _Retarget(self, bufmap, packed).visit(out)
         return simplify_vectors(out)
 
     def _bind_value(self, declared, real, db, t, what, hint, values):
@@ -341,7 +346,7 @@ class _Tensorize:
                       "reduce_update (return (body, reduce_reset, reduce_update) from fcompute)")
         update = _guard(self.bind(intrin.reduce_update, regions, {}),
                         outer_conds + red_conds, b.ranges)
-        if intrin.reduce_reset is None:
+        if intrin.reduce_init is None:
             if intrin.body is None:
                 self.fail("the intrinsic has neither reduce_reset nor a body for the first "
                           "reduction step")
@@ -351,7 +356,7 @@ class _Tensorize:
             return self._loops(leaves, IfThenElse(first, body, update))
         rest = [lv for lv in leaves[common:] if lv.iter_type != COMM_REDUCE]
         rename = {lv.var: Var(lv.var.name + "_init", lv.var.dtype) for lv in rest}
-        reset = self.bind(intrin.reduce_reset, regions, rename)
+        reset = self.bind(intrin.reduce_init, regions, rename)
         reset = _guard(reset, [ir_substitute(c, rename) for c in outer_conds], b.ranges)
         for lv in reversed(rest):
             kind = b._kind(stage, lv)
@@ -394,9 +399,23 @@ class _Retarget(IRMutator):
     """The intrinsic's buffer views -> the real buffers; each touched range checked to lie in
     the region bound to the buffer."""
 
-    def __init__(self, owner, bufmap):
-        self.owner, self.bufmap = owner, bufmap
+    def __init__(self, owner, bufmap, packed):
+        self.owner, self.bufmap, self.packed = owner, bufmap, packed
         self.ranges = dict(owner.b.ranges)      # and those of the body's own loops
+
+    def _packed_arg(self, a):
+        if a not in self.packed:
+            if isinstance(a, ExternBuffer):
+                self.owner.fail(f"call_packed passes buffer {a.name}, which is not one of the "
+                                "intrinsic's ins/outs")
+            return self.visit(a)
+        ref, t = self.packed[a]
+        if ref is None:
+            self.owner.fail(f"call_packed passes buffer {a.name}, which covers a part of "
+                            f"{t.name}; the packed function receives whole buffers, so pass "
+                            f"{a.name}.data (the base pointer) with its elem_offset, or use "
+                            "call_extern with access_ptr")
+        return ref
 
     def visit_For(self, node):
         ext = simplify(node.extent)
@@ -408,6 +427,9 @@ class _Retarget(IRMutator):
             self.ranges.pop(node.loop_var, None)
 
     def visit_Call(self, node):
+        if node.op == "tvm_call_packed":
+            args = node.args[:1] + tuple(self._packed_arg(a) for a in node.args[1:])
+            return type(node)(node.op, args, node.dtype)
         if node.op not in TOUCHING:
             return self.generic_visit(node)
         lo, hi = node.args[0], node.args[1]

@@ -152,11 +152,15 @@ clz = _bit_call("clz", "leading zero bits")
 # (the bodies of tensor intrinsics: te.decl_tensor_intrin)
 
 def _call_args(what, args):
+    from .extern import ExternBuffer
     out = []
     for pos, a in enumerate(args):
         if isinstance(a, str):
             raise TypeError(f"{what}: argument {pos} is the string {a!r}; pass numbers, "
                             "expressions or buffer.access_ptr(...)")
+        if isinstance(a, ExternBuffer):
+            raise TypeError(f"{what}: argument {pos} is the buffer {a.name}; pass "
+                            f"{a.name}.access_ptr('r') (a pointer) or {a.name}.vload(...)")
         out.append(convert(a))
     return tuple(out)
 

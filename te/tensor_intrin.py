@@ -27,29 +27,38 @@ from dataclasses import dataclass, field
 
 from . import dtypes
 from .expr import Call, Expr, Var, const, convert
+from .extern import ExternBuffer
 from .tensor import ComputeOp, PlaceholderOp, TEError, Tensor
 
 
-class DeclBuffer:
+class DeclBuffer(ExternBuffer):
     """TVM's ``tir.Buffer`` as an intrinsic sees it: ``shape``, ``dtype``, ``strides``
-    (expressions; variables are bound by tensorize), ``elem_offset`` and ``offset_factor``."""
+    (expressions; variables are bound by tensorize), ``elem_offset``, ``offset_factor`` and
+    ``data`` (the base pointer of the real buffer, for ``call_packed``). Passed whole to
+    ``te.tir.call_packed``, it is the region (tensorize accepts that when the region is the
+    whole real buffer)."""
 
     def __init__(self, shape, dtype="float32", name="buffer", strides=None, elem_offset=None,
                  scope="", offset_factor=0):
         shape = shape if isinstance(shape, (list, tuple)) else (shape,)
-        self.shape = tuple(convert(s) for s in shape)
-        self.dtype = dtypes.canonical(dtype)
-        self.name = name
-        self.scope = scope or "global"
-        self.offset_factor = int(offset_factor)
-        self.declared_strides = tuple(convert(s) for s in strides) if strides else ()
-        if self.declared_strides and len(self.declared_strides) != len(self.shape):
-            raise TEError(f"decl_buffer {name}: {len(self.declared_strides)} strides for "
+        super().__init__(name, tuple(convert(s) for s in shape), dtypes.canonical(dtype))
+        declared = tuple(convert(s) for s in strides) if strides else ()
+        if declared and len(declared) != len(self.shape):
+            raise TEError(f"decl_buffer {name}: {len(declared)} strides for "
                           f"{len(self.shape)} dimensions; give one stride per dimension")
         if elem_offset is None:
-            elem_offset = Var(f"{name}_elem_offset") if self.offset_factor else const(0)
-        self.elem_offset = convert(elem_offset)
-        self._view = None
+            elem_offset = Var(f"{name}_elem_offset") if offset_factor else const(0)
+        extra = {"scope": scope or "global", "offset_factor": int(offset_factor),
+                 "declared_strides": declared, "elem_offset": convert(elem_offset),
+                 "_data": Var(f"{name}_data", "handle"), "_view": None}
+        for key, value in extra.items():     # a frozen dataclass: its extras set once, here
+            object.__setattr__(self, key, value)
+
+    @property
+    def data(self) -> Var:
+        """The base pointer of the real buffer (TVM's ``buffer.data``): ``call_packed``
+        passes the whole real buffer for it; ``elem_offset`` says where the region starts."""
+        return self._data
 
     @property
     def strides(self) -> tuple:
@@ -72,8 +81,9 @@ class DeclBuffer:
         tensorize puts the real buffer in its place."""
         if self._view is None:
             from schedule.ir import Buffer       # te does not import schedule at import time
-            self._view = Buffer(self.name, self.shape, self.dtype, self.scope)
-            self._view.__dict__["_decl"] = self
+            view = Buffer(self.name, self.shape, self.dtype, self.scope)
+            view.__dict__["_decl"] = self
+            object.__setattr__(self, "_view", view)
         return self._view
 
     def __repr__(self):
@@ -167,14 +177,14 @@ def decl_buffer(shape, dtype="float32", name="buffer", data=None, strides=None,
 @dataclass(frozen=True, eq=False)
 class TensorIntrin:
     """A declaration (``op``) and the statements that compute it: ``body`` (the whole
-    computation), and for reductions ``reduce_reset`` / ``reduce_update`` (set the output to
-    the identity; add one more part of the reduction)."""
+    computation), and for reductions ``reduce_init`` / ``reduce_update`` (set the output to
+    the identity: fcompute's ``reduce_reset``; add one more part of the reduction)."""
     name: str
     op: ComputeOp
     inputs: tuple               # the declaration's input tensors, in reading order
     buffers: tuple              # one DeclBuffer per input, then one per output
     body: object
-    reduce_reset: object = None
+    reduce_init: object = None
     reduce_update: object = None
     attrs: dict = field(default_factory=dict)
 
