@@ -184,8 +184,12 @@ def step_torch():
     (new_h.sum() + new_cell.sum()).backward()
 
 
+# One thread each: the cell's kernels are small, and on a shared (loaded) machine a parallel
+# loop's threads wait for cores more than they compute.
+te.set_num_threads(1)
+torch.set_num_threads(1)
 t_te, t_torch = median_times([step_te, step_torch], 20 if small else 100)
 print(f"\n4. forward + backward, batch {batch}, {features} features, state {state} "
-      f"({cpu_name()}, {te.get_num_threads()} threads, torch {torch.get_num_threads()}):")
+      f"({cpu_name()}, 1 thread each):")
 print(f"   te cell (from_te): {t_te * 1e3:.3f} ms   PyTorch operators: {t_torch * 1e3:.3f} ms   "
       f"torch / te = {t_torch / t_te:.2f}")
