@@ -32,15 +32,18 @@ ROWS = 4            # output rows per register tile (unrolled)
 
 
 def _cpu_name():
+    """The model name (/proc/cpuinfo) and LLVM's name for the CPU (its -mcpu)."""
+    import llvmlite.binding as llvm
+    model = "unknown CPU"
     try:
         with open("/proc/cpuinfo") as f:
             for line in f:
                 if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
+                    model = line.split(":", 1)[1].strip()
+                    break
     except OSError:
         pass
-    import llvmlite.binding as llvm
-    return llvm.get_host_cpu_name()
+    return f"{model} ({llvm.get_host_cpu_name()})"
 
 
 def int8_vnni(M, N, K):
