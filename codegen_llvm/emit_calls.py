@@ -142,7 +142,7 @@ class CallEmitter:
 
     def _llvm_intrin(self, e):
         from .emit import CodegenError
-        name = e.args[0].value
+        name = _name(e)
         ret = self._ret_type(e, name)
         values = self._args(e.args[2:])
         types = [v.type for v in values]
@@ -171,7 +171,7 @@ class CallEmitter:
     def _call_extern(self, e):
         from .emit import CodegenError
         from .jit import has_symbol
-        name = e.args[0].value
+        name = _name(e)
         if name not in self.imported and not has_symbol(name):
             raise CodegenError(f"llvm codegen: call_extern({name!r}): no function {name} is "
                                "known to this process; import its LLVM IR with "
@@ -180,6 +180,11 @@ class CallEmitter:
         ret = self._ret_type(e, name)
         values = self._args(e.args[1:])
         sig = ir.FunctionType(ret, [v.type for v in values])
+        if name not in self.imported and any(isinstance(t, ir.VectorType)
+                                             for t in [ret] + list(sig.args)):
+            raise CodegenError(f"llvm codegen: call_extern({name!r}) inside a vectorized loop "
+                               "would pass vectors to a C function; vectorize another loop "
+                               "(or tensorize, so that the call is outside the vectors)")
         want = IMPORT_TYPES.get(name) if name in self.imported else None
         if want is not None and _type_text(sig) != want:
             raise CodegenError(f"llvm codegen: call_extern({name!r}) passes {_type_text(sig)}, "
@@ -231,6 +236,15 @@ class CallEmitter:
             digest = hashlib.sha256(text.encode()).hexdigest()
             self.module.add_named_metadata("tw.import_llvm",
                                            [ir.MetaDataString(self.module, digest)])
+
+
+def _name(call) -> str:
+    """The function name of a call_extern / call_llvm_intrin (a vectorized loop broadcasts
+    it with the other arguments)."""
+    name = call.args[0]
+    while not isinstance(getattr(name, "value", None), str):
+        name = name.value
+    return name.value
 
 
 def _defined_functions(text) -> dict:
