@@ -243,9 +243,12 @@ class Schedule:
         return self
 
     # ------------------------------------------------------------------ graph rewriting
-    def _replace_op(self, stage, new_op):
-        """Give ``stage`` a new operation and update every reader of its outputs."""
-        _refuse_scan_rewrite(stage)
+    def _replace_op(self, stage, new_op, reads_only=False):
+        """Give ``stage`` a new operation and update every reader of its outputs
+        (``reads_only``: the new operation only reads other tensors, as cache_read makes it;
+        a scan's init or update may change so)."""
+        if not reads_only:
+            _refuse_scan_rewrite(stage)
         tmap = dict(zip(stage.op.outputs, new_op.outputs))
         if stage.op in self.outputs:
             self.outputs[self.outputs.index(stage.op)] = new_op
@@ -254,19 +257,36 @@ class Schedule:
         self._propagate(tmap)
 
     def _propagate(self, tmap):
-        for s in self.stages:
+        for s in self.stages:           # producers first: a scan after its init and update
+            if isinstance(s.op, ScanOp):
+                self._propagate_scan(s, tmap)
+                continue
             if not isinstance(s.op, ComputeOp):
                 continue
             mut = _ReplaceTensors(tmap)
             body = tuple(mut.visit(b) for b in s.op.body)
             if any(a is not b for a, b in zip(body, s.op.body)):
-                _refuse_scan_rewrite(s)
                 new_op = _with_body(s.op, body)
                 tmap.update(zip(s.op.outputs, new_op.outputs))
                 if s.op in self.outputs:
                     self.outputs[self.outputs.index(s.op)] = new_op
                 s.op = new_op
                 self.stage_map[new_op] = s
+
+    def _propagate_scan(self, s, tmap):
+        """A scan whose init, update or inputs were rewritten (their readers now read a
+        cache) gets a new operation over the new tensors."""
+        op = s.op
+        new = {k: tuple(tmap.get(t, t) for t in getattr(op, k))
+               for k in ("init", "update", "inputs")}
+        if all(all(a is b for a, b in zip(new[k], getattr(op, k))) for k in new):
+            return
+        new_op = dataclasses.replace(op, **new)
+        tmap.update(zip(op.outputs, new_op.outputs))
+        if op in self.outputs:
+            self.outputs[self.outputs.index(op)] = new_op
+        s.op = new_op
+        self.stage_map[new_op] = s
 
     def _insert_stage(self, op, before) -> Stage:
         stage = Stage(op, self)
@@ -300,7 +320,8 @@ class Schedule:
         stage.scope = scope
         for rs in reader_stages:
             mut = _ReplaceTensors({src: cache})
-            self._replace_op(rs, _with_body(rs.op, [mut.visit(b) for b in rs.op.body]))
+            self._replace_op(rs, _with_body(rs.op, [mut.visit(b) for b in rs.op.body]),
+                             reads_only=True)
         return cache
 
     @_atomic
@@ -499,8 +520,9 @@ def place_groups(sch):
 def _refuse_scan_rewrite(stage):
     if stage.scan_role in ("init", "update"):
         raise ScheduleError(f"stage {stage.name} is the {stage.scan_role} of scan "
-                            f"{stage.scan.name}: cache_read, cache_write and rfactor cannot "
-                            "rewrite it; declare the cached or factored stage in te instead")
+                            f"{stage.scan.name}: cache_write and rfactor cannot rewrite it "
+                            "(cache_read of what it reads can); declare the cached or "
+                            "factored stage in te instead")
 
 
 def _rel_is_reduce(rel):

@@ -40,9 +40,10 @@ class ScanOp(Operation):
         return list(self.init) + list(self.update)
 
     def body_ops(self) -> list:
-        """The computed operations of one step: those that read a state (directly or not) and
-        that an update reads (directly or not), the updates included, producers first."""
-        states = {t.op for t in self.state_placeholder}
+        """The computed operations of one step: those that read a state or one of the scan's
+        ``inputs`` (directly or not; TVM's ScanGetBody) and that an update reads (directly or
+        not), the updates included, producers first."""
+        states = {t.op for t in self.state_placeholder} | {t.op for t in self.inputs}
         order, seen = [], set()
 
         def visit(op):

@@ -228,3 +228,20 @@ def test_lowered_function_astext():
     s = te.create_schedule(C.op)
     f = te.lower(s, [A, C])
     assert f.astext() == str(f) and "for i in range(10)" in f.astext()
+
+
+def test_cache_read_for_a_scan_update():
+    m, n = 6, 8
+    X = te.compute((m, n), lambda i, j: (i + j).astype("float32"), name="x")
+    state = te.placeholder((m, n), name="state")
+    init = te.compute((1, n), lambda _, i: X[0, i], name="init")
+    update = te.compute((m, n), lambda t, i: state[t - 1, i] + X[t, i], name="update")
+    scan = te.scan(init, update, state)
+    s = te.create_schedule(scan.op)
+    XX = s.cache_read(X, "local", update)           # the scan gets the new update
+    xo, _ = s[update].split(update.op.axis[1], factor=4)
+    s[XX].compute_at(s[update], xo)
+    assert te.schedule.InferBound(s)[XX.op.axis[1]].extent.value == 4
+    (out,) = _run(s, [scan], [], [(m, n)])
+    ref = np.cumsum(np.add.outer(np.arange(m), np.arange(n)), axis=0).astype("float32")
+    np.testing.assert_allclose(out, ref)
