@@ -356,7 +356,8 @@ def _attached_region(sch, stage, bounds, bodies):
     if ivar not in parent.leaf_iter_vars:
         raise ScheduleError(f"compute_at: stage {stage.name} is attached to axis "
                             f"{ivar.var.name} of {parent.name}, which is no longer a leaf (it "
-                            "was split or fused after compute_at); attach to one of "
+                            "was fused after compute_at as the outer axis, which has no loop of "
+                            "its own; TVM refuses it too); attach to one of "
                             f"{', '.join(v.var.name for v in parent.leaf_iter_vars)}")
     pos = parent.leaf_iter_vars.index(ivar)
     readers = [r for r in sch.stages if r in bodies and _reads(bodies[r], op)]
