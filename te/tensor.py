@@ -275,6 +275,7 @@ class TensorList(list):
 @dataclass(frozen=True, eq=False, repr=False)
 class Operation:
     name: str
+    tag = ""        # TVM's op.tag; placeholders have none (compute ops set their own field)
 
     @property
     def num_outputs(self):

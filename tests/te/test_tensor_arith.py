@@ -143,6 +143,6 @@ def test_tir_builders():
 def test_compute_tag_and_lowered_astext():
     A = te.placeholder((4,), name="A")
     B = te.compute((4,), lambda i: A[i] * 2, name="B", tag="my_tag")
-    assert B.op.tag == "my_tag"
+    assert B.op.tag == "my_tag" and A.op.tag == ""     # placeholders have an empty tag
     lowered = te.lower(te.create_schedule(B.op), [A, B])
     assert lowered.astext() == str(lowered)
