@@ -10,17 +10,12 @@ imports neither the compiler nor numba.
 """
 from .bench import BenchmarkResult
 from .cache_dir import get_cache_dir, set_cache_dir
+from .describe import shape_vars
 from .errors import ArgumentError, LibraryError
 from .info import FunctionInfo
 from .library import Module, load_module
 from .signature import Signature, as_array_view, dtype_label
 from .threads import get_num_threads, set_num_threads
-
-
-def shape_vars(func):
-    """The hidden size variables of lowered function ``func`` (see ``describe.shape_vars``)."""
-    from .describe import shape_vars as find
-    return find(func)
 
 
 __all__ = ["ArgumentError", "LibraryError", "BenchmarkResult", "FunctionInfo", "Module",
