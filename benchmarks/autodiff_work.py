@@ -11,7 +11,7 @@ Then both are compiled (the adjoint with ``from_te``'s generic default schedule,
 their tuned ones) and timed, with PyTorch's autograd backward of the same operation, medians
 of interleaved rounds.
 
-    python benchmarks/autodiff_work.py [--rounds 5] [--small]
+    python benchmarks/autodiff_work.py [--threads 1] [--rounds 5] [--small]
 """
 from __future__ import annotations
 
@@ -206,10 +206,16 @@ def run_case(case, rounds):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--threads", type=int, default=1,
+                        help="threads of the te kernels and of PyTorch (default 1)")
     parser.add_argument("--small", action="store_true", help="small sizes (a quick check)")
     args = parser.parse_args()
     small = args.small or os.environ.get("TW_TUTORIAL_SMALL") == "1"
-    print(f"CPU: {cpu_name()}, {os.cpu_count()} cores; threads {te.get_num_threads()}")
+    te.set_num_threads(args.threads)
+    if torch is not None:
+        torch.set_num_threads(args.threads)
+    print(f"CPU: {cpu_name()}, {os.cpu_count()} cores; {args.threads} thread(s) for te and "
+          "torch")
     if small:
         cases = [matmul_case(32, 24, 40), conv_case(1, 4, 8, 4, 3, 1, 1),
                  conv_case(1, 4, 8, 4, 3, 2, 1)]
