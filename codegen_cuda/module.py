@@ -169,6 +169,8 @@ def _gpu_view(arg, name):
 class CudaModule:
     """Compiled kernels and the host code that launches them."""
 
+    type_key = "cuda"
+
     def __init__(self, func, shape_vars, source, kernels, names, target):
         from te.runtime.describe import describe
         self.lowered = func

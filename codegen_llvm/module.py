@@ -14,6 +14,8 @@ class Module(CPUFunction):
     """A compiled function: call it on arrays; inspect it with ``get_source``; write it to a
     shared library with ``export_library``."""
 
+    type_key = "llvm"
+
     def __init__(self, func, shape_vars, jit, source_ll, target, workspace=None,
                  packed_sites=(), error_sites=()):
         info = describe(func, shape_vars, workspace, error_sites, packed_sites)

@@ -271,3 +271,31 @@ def test_hostile_tar_members_are_not_extracted(tmp_path):
     with pytest.raises(LibraryError, match="unexpected member"):
         load_module(path)
     assert not (tmp_path.parent / "evil.json").exists()
+
+
+def test_workspace_and_vector_math_in_the_loaded_module(tmp_path):
+    """A large intermediate (in the workspace arena) and vectorized exp (libmvec, which the
+    library is linked against) work in a fresh process."""
+    from codegen_llvm.emit import STACK_LIMIT
+    N = STACK_LIMIT // 2 + 64                    # float64: more bytes than the stack takes
+    A = te.placeholder((N,), "float64", name="A")
+    B = te.compute((N,), lambda i: te.exp(A[i]), name="B")
+    C = te.compute((N,), lambda i: B[N - 1 - i] + 1.0, name="C")
+    s = te.create_schedule(C.op)
+    outer, inner = s[C].split(C.op.axis[0], factor=8)
+    s[C].vectorize(inner)
+    s[B].vectorize(s[B].split(B.op.axis[0], factor=8)[1])
+    f = te.build(s, [A, C], name="two_stage")
+    assert f.workspace_bytes == N * 8 and "_ZGV" in f.get_source("ll")
+    path = str(tmp_path / "ws.so")
+    f.export_library(path)
+    out = run_fresh(f"""
+mod = rt.load_module({path!r})
+a = np.random.rand({N})
+c = np.empty({N})
+for _ in range(2):
+    mod(a, c)
+    assert np.allclose(c, np.exp(a)[::-1] + 1, rtol=1e-12), c[:4]
+print(mod["two_stage"].workspace_bytes, "llvmlite" in sys.modules)
+""")
+    assert out.split() == [str(N * 8), "False"]

@@ -143,7 +143,7 @@ def test_module_api_of_a_loaded_library(tmp_path):
     B = te.compute((n,), lambda i: A[i] * A[i], name="square")
     f = te.build(te.create_schedule(B.op), [A, B], name="square")
     path = tmp_path / "sq.so"
-    f.export_library(str(path))
+    assert f.export_library(str(path)) == str(path) and f.type_key == "llvm"
     mod = rt.load_module(path)
     assert isinstance(mod, rt.Module) and mod.type_key == "llvm"
     assert mod.entry_name == "square" and "square" in mod
