@@ -632,6 +632,14 @@ class Emitter(CallEmitter):
                 kinds.append(("buffer", a.buffer.dtype, len(a.buffer.shape)))
                 values.append(b.ptrtoint(self._ptr(a.buffer), I64))
                 values += [self._to_i64(self.expr(d), d.dtype) for d in a.buffer.shape]
+            elif getattr(a, "op", None) == "tw_region":      # a tensor intrinsic's region
+                first, extents = a.args[0], a.args[2:]
+                kinds.append(("buffer", first.buffer.dtype, len(extents)))
+                values.append(b.ptrtoint(self._touched_addr(first), I64))
+                values += [self._to_i64(self.expr(d), d.dtype) for d in extents]
+            elif a.dtype == "handle":                       # access_ptr: the address
+                kinds.append(("int", "int64"))
+                values.append(b.ptrtoint(self.expr(a), I64))
             elif dtypes.is_float(a.dtype):
                 kinds.append(("float", a.dtype))
                 v = self.expr(a)

@@ -23,7 +23,7 @@ the outer reduction loops, ``reduce_update`` on the others).
 """
 from __future__ import annotations
 
-from te.expr import (EQ, GE, GT, LE, LT, NE, Add, Cast, Div, IntImm, Max, Min, Mul,
+from te.expr import (EQ, GE, GT, LE, LT, NE, Add, Call, Cast, Div, IntImm, Max, Min, Mul,
                      ProducerLoad, Reduce, Sub, Var, all_, const)
 from te.extern import ExternBuffer
 from te.functor import ExprMutator, free_vars, substitute
@@ -210,7 +210,18 @@ class _Tensorize:
         regions[out] = (obegin, (const(1),) * lead + tuple(iout.shape), iout)
         return regions
 
-    def _compare(self, se, ie, regions):
+    def matched_body(self, se, ie, regions):
+        """The stage's body ``se`` as the intrinsic sees it (TVM's MatchTensorizeBody): its
+        axes renamed to the intrinsic's, its inputs the intrinsic's placeholders indexed
+        relative to the regions."""
+        prep = self._prep(regions)
+        if isinstance(se, Reduce) and isinstance(ie, Reduce):
+            combiner = ie.combiner if _same_combiner(se.combiner, ie.combiner) else se.combiner
+            return Reduce(combiner, tuple(prep(x) for x in se.source), ie.axis,
+                          prep(se.condition), se.value_index, se.dtype, se.init)
+        return prep(se)
+
+    def _prep(self, regions):
         class Rel(ExprMutator):
             def visit_ProducerLoad(inner, node):
                 node = inner.generic_visit(node)
@@ -222,6 +233,10 @@ class _Tensorize:
 
         def prep(e):
             return simplify(Rel().visit(substitute(e, self.rename)), self.ranges)
+        return prep
+
+    def _compare(self, se, ie, regions):
+        prep = self._prep(regions)
         if isinstance(se, Reduce) != isinstance(ie, Reduce):
             what = "a reduction" if isinstance(se, Reduce) else "not a reduction"
             self.fail(f"the stage's body is {what}, the intrinsic's is not")
@@ -280,8 +295,7 @@ class _Tensorize:
                     self._bind_value(db.declared_strides[d], real_s, db, t, f"stride {d}",
                                      "declare it as a variable: strides=[te.var('s'), 1]",
                                      values)
-                elif not (isinstance(db.shape[d], IntImm) and db.shape[d].value == 1) and \
-                        not can_prove(real_s.equal(compact[d])):
+                elif not is_one(db.shape[d]) and not can_prove(real_s.equal(compact[d])):
                     self.fail(f"buffer {db.name} is compact (no strides declared), but the "
                               f"region of {t.name} has stride {real_s} in dimension {d} (a "
                               f"compact {list(db.shape)} buffer has {compact[d]}); declare "
@@ -293,7 +307,16 @@ class _Tensorize:
             values[db.data] = BufferRef(real)           # the base pointer, as TVM's .data
             whole = all(can_prove(bg.equal(0), self.b.ranges) for bg in begin) and \
                 all(can_prove(e.equal(d)) for e, d in zip(extents, real.shape))
-            packed[db] = (BufferRef(real) if whole else None, t)
+            if whole:
+                packed[db] = BufferRef(real)
+            elif all(can_prove(simplify(strides[lead + d]).equal(compact[d]))
+                     for d in range(db.ndim) if not is_one(db.shape[d])):
+                # a compact region: the packed function gets an array view of it
+                first = BufferLoad(real, (offset,), real.dtype)
+                last = BufferLoad(real, (simplify(offset + span, self.b.ranges),), real.dtype)
+                packed[db] = Call("tw_region", (first, last) + tuple(db.shape), "handle")
+            else:
+                packed[db] = None
         out = ir_substitute(stmt, values)
         out = _Retarget(self, bufmap, packed).visit(out)
         return simplify_vectors(out)
@@ -372,6 +395,10 @@ class _Tensorize:
         return stmt
 
 
+def is_one(e) -> bool:
+    return isinstance(e, IntImm) and e.value == 1
+
+
 def _compact(shape):
     out, step = [], const(1)
     for d in reversed(tuple(shape)):
@@ -409,12 +436,12 @@ class _Retarget(IRMutator):
                 self.owner.fail(f"call_packed passes buffer {a.name}, which is not one of the "
                                 "intrinsic's ins/outs")
             return self.visit(a)
-        ref, t = self.packed[a]
+        ref = self.packed[a]
         if ref is None:
-            self.owner.fail(f"call_packed passes buffer {a.name}, which covers a part of "
-                            f"{t.name}; the packed function receives whole buffers, so pass "
-                            f"{a.name}.data (the base pointer) with its elem_offset, or use "
-                            "call_extern with access_ptr")
+            self.owner.fail(f"call_packed passes buffer {a.name}, whose region is strided; "
+                            "the packed function receives compact arrays, so pass "
+                            f"{a.name}.data (the base pointer) with its elem_offset and "
+                            "strides, or use call_extern with access_ptr")
         return ref
 
     def visit_For(self, node):
@@ -497,3 +524,68 @@ def simplify_vectors(stmt):
     """``stmt`` with TVM's implicit broadcasts made explicit (``_Vectors``)."""
     return _Vectors().visit(stmt)
 
+
+
+# ----------------------------------------------------------------------------- TVM's test hooks
+# TVM's tensorize unit tests call its C++ matcher through two registered functions; the same
+# two, on this matcher (``te.get_global_func("test.op.InferTensorizeRegion")``).
+
+class _Facade:
+    """What the matcher reads of a loop-nest builder, from ``te.schedule.InferBound``'s map."""
+
+    def __init__(self, bound_map):
+        from .bound import loop_ranges
+        self.bounds, self.bodies = bound_map.stage_bounds, bound_map.bodies
+        self.ranges = loop_ranges(self.bounds)
+
+
+class RegionMap(dict):
+    """TVM's Map: ``items()`` is a list (the tests index it)."""
+
+    def items(self):
+        return list(super().items())
+
+
+def _matcher(stage, bound_map):
+    t = _Tensorize(_Facade(bound_map), stage)
+    regions = t.match()
+    return t, regions
+
+
+def infer_tensorize_region(stage, bound_map):
+    """(out_dom {root axis: Range}, in_dom {input tensor: [Range per dimension]}) of the
+    tensorized nest of ``stage`` (TVM's InferTensorizeRegion)."""
+    from te.tensor import Range
+    t, regions = _matcher(stage, bound_map)
+    zero = {tg.var: const(0, tg.var.dtype) for _, tg in t.mapping.values() if tg is not None}
+    out_dom = RegionMap()
+    for iv, (leaf, target) in t.mapping.items():
+        ext = target.dom.extent if target is not None else const(1)
+        out_dom[iv] = Range(simplify(substitute(t.rename[iv.var], zero), t.ranges), ext)
+    in_dom = RegionMap()
+    for tensor, (begin, extents, _) in regions.items():
+        if tensor.op is not stage.op:
+            in_dom[tensor] = [Range(bg, ext) for bg, ext in zip(begin, extents)]
+    return out_dom, in_dom
+
+
+def match_tensorize_body(stage, out_dom, in_dom, intrin):
+    """The body of ``stage`` rewritten for the intrinsic (TVM's MatchTensorizeBody), to
+    compare with ``intrin.op.body``."""
+    from .bound import InferBound
+    t, regions = _matcher(stage, InferBound(stage.schedule))
+    if intrin is not t.intrin:
+        t.fail(f"match_tensorize_body: the stage is tensorized with {t.intrin.name}")
+    return [t.matched_body(se, ie, regions)
+            for se, ie in zip(t.b.bodies[stage], intrin.op.body)]
+
+
+def _register_test_hooks():
+    from te.extern import get_global_func, register_func
+    for name, fn in (("test.op.InferTensorizeRegion", infer_tensorize_region),
+                     ("test.op.MatchTensorizeBody", match_tensorize_body)):
+        if get_global_func(name, allow_missing=True) is None:
+            register_func(name, fn)
+
+
+_register_test_hooks()
