@@ -14,7 +14,8 @@ offset of its region in the real buffer and the real strides (its stride variabl
 constant or compact strides must agree); every vload / vstore / access_ptr of the body must
 stay inside that region (proved here), and the region lies inside the tensor because the
 splits that make the nest divide their axes (refused otherwise). The touched first and last
-elements stay in the IR as loads that the bound checks see.
+elements stay in the IR as loads that the bound checks see (the body's rewriting:
+tensorize_body.py).
 
 Reductions (TVM's semantics): when every reduction loop is inside the nest, ``body`` computes
 the whole result; otherwise ``reduce_reset`` runs in an init nest before the outer reduction
@@ -23,19 +24,17 @@ the outer reduction loops, ``reduce_update`` on the others).
 """
 from __future__ import annotations
 
-from te.expr import (EQ, GE, GT, LE, LT, NE, Add, Call, Cast, Div, IntImm, Max, Min, Mul,
-                     ProducerLoad, Reduce, Sub, Var, all_, const)
-from te.extern import ExternBuffer
+from te.expr import Call, IntImm, ProducerLoad, Reduce, Var, all_, const
 from te.functor import ExprMutator, free_vars, substitute
 from te.tensor import COMM_REDUCE
-from te import dtypes
 
 from .bound import axis_values, pass_up
-from .functor import IRMutator, post_order_visit
+from .functor import post_order_visit
 from .functor import substitute as ir_substitute
-from .ir import BufferLoad, BufferRef, Broadcast, For, ForKind, IfThenElse, seq
+from .ir import BufferLoad, BufferRef, For, ForKind, IfThenElse, seq
 from .simplify import can_prove, equal, simplify
 from .stage import ScheduleError
+from .tensorize_body import Retarget, simplify_vectors
 
 
 def tensorize_nest(builder, stage):
@@ -318,7 +317,7 @@ class _Tensorize:
             else:
                 packed[db] = None
         out = ir_substitute(stmt, values)
-        out = _Retarget(self, bufmap, packed).visit(out)
+        out = Retarget(self, bufmap, packed).visit(out)
         return simplify_vectors(out)
 
     def _bind_value(self, declared, real, db, t, what, hint, values):
@@ -417,113 +416,6 @@ def _same_combiner(a, b) -> bool:
     return all(equal(simplify(p), simplify(q))
                for p, q in zip(a.combine(xs, ys), b.combine(xs, ys))) and \
         all(equal(simplify(p), simplify(q)) for p, q in zip(a.identity, b.identity))
-
-
-TOUCHING = {"tw_vload": "vload", "tw_vstore": "vstore", "tvm_access_ptr": "access_ptr"}
-
-
-class _Retarget(IRMutator):
-    """The intrinsic's buffer views -> the real buffers; each touched range checked to lie in
-    the region bound to the buffer."""
-
-    def __init__(self, owner, bufmap, packed):
-        self.owner, self.bufmap, self.packed = owner, bufmap, packed
-        self.ranges = dict(owner.b.ranges)      # and those of the body's own loops
-
-    def _packed_arg(self, a):
-        if a not in self.packed:
-            if isinstance(a, ExternBuffer):
-                self.owner.fail(f"call_packed passes buffer {a.name}, which is not one of the "
-                                "intrinsic's ins/outs")
-            return self.visit(a)
-        ref = self.packed[a]
-        if ref is None:
-            self.owner.fail(f"call_packed passes buffer {a.name}, whose region is strided; "
-                            "the packed function receives compact arrays, so pass "
-                            f"{a.name}.data (the base pointer) with its elem_offset and "
-                            "strides, or use call_extern with access_ptr")
-        return ref
-
-    def visit_For(self, node):
-        ext = simplify(node.extent)
-        if isinstance(ext, IntImm):
-            self.ranges[node.loop_var] = (0, ext.value - 1)
-        try:
-            return self.generic_visit(node)
-        finally:
-            self.ranges.pop(node.loop_var, None)
-
-    def visit_Call(self, node):
-        if node.op == "tvm_call_packed":
-            args = node.args[:1] + tuple(self._packed_arg(a) for a in node.args[1:])
-            return type(node)(node.op, args, node.dtype)
-        if node.op not in TOUCHING:
-            return self.generic_visit(node)
-        lo, hi = node.args[0], node.args[1]
-        rest = tuple(self.visit(a) for a in node.args[2:])
-        entry = self.bufmap.get(lo.buffer)
-        if entry is None:
-            self.owner.fail(f"the body uses buffer {lo.buffer.name}, which is not one of the "
-                            "intrinsic's ins/outs")
-        real, first, last, db, t = entry
-        a, z = simplify(lo.indices[0], self.ranges), simplify(hi.indices[0], self.ranges)
-        if not (can_prove(a >= first, self.ranges) and can_prove(z <= last, self.ranges)):
-            self.owner.fail(f"{TOUCHING[node.op]} of buffer {db.name} touches elements "
-                            f"[{a}, {z}] of {t.name}, outside the region [{first}, {last}] "
-                            "that the intrinsic covers (check the buffer's strides and the "
-                            "vector's length)")
-        touched = (BufferLoad(real, (a,), lo.dtype), BufferLoad(real, (z,), hi.dtype))
-        return type(node)(node.op, touched + rest, node.dtype)
-
-    def visit_BufferLoad(self, node):
-        node = self.generic_visit(node)
-        if node.buffer.__dict__.get("_decl") is not None:
-            self.owner.fail(f"buffer {node.buffer.name} is read outside vload/access_ptr")
-        return node
-
-
-class _Vectors(IRMutator):
-    """A scalar cast to a vector type (TVM's ``x.astype('int32x16')``) and a constant of a
-    vector type (``const(0, 'int32x16')``) are broadcasts."""
-
-    def visit_IntImm(self, node):
-        lanes = dtypes.lanes(node.dtype)
-        if lanes == 1:
-            return node
-        return Broadcast(const(node.value, dtypes.element(node.dtype)), lanes, node.dtype)
-
-    visit_FloatImm = visit_IntImm
-
-    def _binary(self, node):
-        """A vector and a scalar operand (``vload(...) * 3.0``): the scalar broadcast."""
-        node = self.generic_visit(node)
-        la, lb = dtypes.lanes(node.a.dtype), dtypes.lanes(node.b.dtype)
-        if la == lb or min(la, lb) != 1:
-            return node
-        lanes = max(la, lb)
-        a, b = (node.a, Broadcast(node.b, lanes, dtypes.with_lanes(node.b.dtype, lanes))) \
-            if lb == 1 else (Broadcast(node.a, lanes, dtypes.with_lanes(node.a.dtype, lanes)),
-                             node.b)
-        return type(node)(a, b, dtypes.with_lanes(dtypes.element(node.dtype), lanes))
-
-    def visit_Cast(self, node):
-        node = self.generic_visit(node)
-        lanes = dtypes.lanes(node.dtype)
-        if lanes > 1 and dtypes.lanes(node.value.dtype) == 1:
-            elem = dtypes.element(node.dtype)
-            value = node.value if node.value.dtype == elem else Cast(node.value, elem)
-            return Broadcast(value, lanes, node.dtype)
-        return node
-
-
-for _cls in (Add, Sub, Mul, Div, Min, Max, EQ, NE, LT, LE, GT, GE):
-    setattr(_Vectors, "visit_" + _cls.__name__, _Vectors._binary)
-
-
-def simplify_vectors(stmt):
-    """``stmt`` with TVM's implicit broadcasts made explicit (``_Vectors``)."""
-    return _Vectors().visit(stmt)
-
 
 
 # ----------------------------------------------------------------------------- TVM's test hooks
