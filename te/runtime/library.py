@@ -8,22 +8,23 @@ Formats (chosen by the file's suffix, as TVM's):
   for C hosts too) and ``tw_forked``, the fork flag of its parallel loops. The same JSON
   follows the ELF image in a checksummed trailer (``read_trailer``), which the loader checks
   and reads before ``dlopen``: a truncated file never reaches the dynamic loader (it would
-  fault on it). Loading it is ``dlopen`` plus ctypes: no LLVM, no ``schedule``. Parallel loops call libgomp's ``GOMP_parallel``, which
-  the library is linked against, so they run on the process's one thread pool
-  (``te.runtime.set_num_threads``).
+  fault on it). Loading it is ``dlopen`` plus ctypes: no LLVM, no ``schedule``. Parallel
+  loops call libgomp's ``GOMP_parallel``, which the library is linked against, so they run on
+  the process's one thread pool (``te.runtime.set_num_threads``).
 - ``.tar`` (CPU): ``lib0.o`` (the object file, metadata inside) and ``tensorweave.json``;
   loading links ``lib0.o`` with the C compiler into a temporary ``.so`` first. ``.o``: the
   object file alone, linked the same way.
 - ``.tar`` (CUDA): ``tensorweave.json`` (kind "cuda"), ``kernels.py`` (the numba.cuda source
   of kernels and host code) and ``kernels.ptx`` when it was exported where NVVM runs.
   Loading compiles ``kernels.py`` with numba (on a GPU with numba's kernel cache; on the
-  simulator it runs there), so it imports ``codegen_cuda``.
+  simulator it runs there), so it imports ``codegen_cuda`` (and with it ``schedule``). The
+  PTX is kept for ``get_source("ptx")``; it is not loaded through the driver yet.
 
-The metadata is checked field by field before anything is called (``FunctionInfo.from_json``):
-a damaged or foreign file is a ``LibraryError``, never a wrong prototype handed to ctypes.
-Nothing from a file is unpickled or evaluated as Python, except a CUDA library's kernel source,
-which is Python by nature. A ``.so`` is native code: as with any shared library, load only
-libraries you trust.
+The metadata is checked field by field before anything is called (``FunctionInfo.from_json``),
+and a ``.so``'s checksum before ``dlopen``: a damaged or foreign file is a ``LibraryError``,
+not a crash. Nothing from a file is unpickled or evaluated as Python, except a CUDA library's
+kernel source, which is Python by nature. Checksums stop accidents, not attackers: a ``.so`` is
+native code, so, as with any shared library, load only libraries you trust.
 """
 from __future__ import annotations
 

@@ -232,7 +232,8 @@ def test_damaged_libraries_are_refused(tmp_path):
     flipped = bytearray(data)
     flipped[len(data) // 3] ^= 0x40
     (tmp_path / "flipped.so").write_bytes(bytes(flipped))
-    _patched(good, tmp_path / "dtype.so", b'"dtype":"float32","shape"', b'"dtype":"floatXY","shape"')
+    _patched(good, tmp_path / "dtype.so", b'"dtype":"float32","shape"',
+             b'"dtype":"floatXY","shape"')
     _patched(good, tmp_path / "version.so", b'"version":1', b'"version":7')
     _patched(good, tmp_path / "json.so", b'"format":"tensorweave-library"',
              b'"format":"tensorweave-library{')
