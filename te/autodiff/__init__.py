@@ -10,6 +10,8 @@ matrix product is a product over the remaining axis, and that of a convolution a
 convolution over the kernel taps that reach each input element (guarded for stride and
 padding). Reductions by sum, prod, max and min are differentiated (max and min send the
 adjoint to the first extreme element, found by an argmax stage, as PyTorch's max pooling).
+Several outputs can be differentiated in one pass, each with its head (an extension of TVM's
+signature that ``nn.autograd.Function.from_te`` uses for declarations with several outputs).
 """
 from __future__ import annotations
 
@@ -349,8 +351,8 @@ def _is_zero_int(e):
     return isinstance(e, IntImm) and e.value == 0
 
 
-def _fresh_reduction(op, red):
-    """Reduce axes like ``red``'s and a function mapping an expression of ``op``'s loop
+def _fresh_reduction(op):
+    """Reduce axes like ``op``'s and a function mapping an expression of ``op``'s loop
     variables (axis values given) onto them."""
     axes = [reduce_axis((iv.dom.min, iadd(iv.dom.min, iv.dom.extent)), name=iv.var.name)
             for iv in op.reduce_axis]
@@ -376,7 +378,7 @@ def _arg_extreme(op, red, kind):
     reducer = comm_reducer(combine, identity, name=f"arg{kind}")
 
     def body(*idx):
-        axes, remap = _fresh_reduction(op, red)
+        axes, remap = _fresh_reduction(op)
         index = _linear_index([(ax.var, ax.dom) for ax in axes])
         value = remap(red.source[0], idx)
         cond = None if _is_true(red.condition) else remap(red.condition, idx)
@@ -391,7 +393,7 @@ def _prod_except(op, red):
     n = len(op.axis)
 
     def body(*idx):
-        axes, remap = _fresh_reduction(op, red)
+        axes, remap = _fresh_reduction(op)
         value = remap(red.source[0], idx[:n])
         same_point = all_(*[ax.var.equal(iadd(iv.dom.min, k))
                             for ax, iv, k in zip(axes, op.reduce_axis, idx[n:])])
