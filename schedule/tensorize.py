@@ -302,7 +302,8 @@ class _Tensorize:
             span = const(0)
             for d in range(db.ndim):
                 span = span + (db.shape[d] - 1) * strides[lead + d]
-            bufmap[db.view] = (real, offset, simplify(offset + span, self.b.ranges), db, t)
+            bufmap[db.view] = (real, offset, simplify(offset + span, self.b.ranges), db, t,
+                               strides[lead:])
             values[db.data] = BufferRef(real)           # the base pointer, as TVM's .data
             whole = all(can_prove(bg.equal(0), self.b.ranges) for bg in begin) and \
                 all(can_prove(e.equal(d)) for e, d in zip(extents, real.shape))

@@ -13,7 +13,7 @@ from te.expr import (EQ, GE, GT, LE, LT, NE, Add, Cast, Div, IntImm, Max, Min, M
 from te.extern import ExternBuffer
 
 from .functor import IRMutator
-from .ir import BufferLoad, Broadcast
+from .ir import BufferLoad, BufferStore, Broadcast
 from .simplify import can_prove, simplify
 
 TOUCHING = {"tw_vload": "vload", "tw_vstore": "vstore", "tvm_access_ptr": "access_ptr"}
@@ -62,7 +62,7 @@ class Retarget(IRMutator):
         if entry is None:
             self.owner.fail(f"the body uses buffer {lo.buffer.name}, which is not one of the "
                             "intrinsic's ins/outs")
-        real, first, last, db, t = entry
+        real, first, last, db, t, _ = entry
         a, z = simplify(lo.indices[0], self.ranges), simplify(hi.indices[0], self.ranges)
         if not (can_prove(a >= first, self.ranges) and can_prove(z <= last, self.ranges)):
             self.owner.fail(f"{TOUCHING[node.op]} of buffer {db.name} touches elements "
@@ -72,11 +72,39 @@ class Retarget(IRMutator):
         touched = (BufferLoad(real, (a,), lo.dtype), BufferLoad(real, (z,), hi.dtype))
         return type(node)(node.op, touched + rest, node.dtype)
 
+    def _element(self, node, what):
+        """The real buffer and the flat index of an element access ``b[i, j]`` of an
+        intrinsic buffer's view (ir_builder's ``buffer_ptr``), checked inside the region."""
+        entry = self.bufmap.get(node.buffer)
+        if entry is None:
+            self.owner.fail(f"the body {what} buffer {node.buffer.name}, which is not one of "
+                            "the intrinsic's ins/outs")
+        real, first, last, db, t, strides = entry
+        idx = [self.visit(i) for i in node.indices]
+        flat = first
+        if len(idx) == 1 and db.ndim > 1:
+            flat = flat + idx[0]                    # one flat element index
+        else:
+            for i, s in zip(idx, strides):
+                flat = flat + i * s
+        flat = simplify(flat, self.ranges)
+        if not (can_prove(flat >= first, self.ranges) and can_prove(flat <= last, self.ranges)):
+            self.owner.fail(f"{node.buffer.name}[{', '.join(str(i) for i in node.indices)}] "
+                            f"is element {flat} of {t.name}, outside the region [{first}, "
+                            f"{last}] that the intrinsic covers")
+        return real, flat
+
     def visit_BufferLoad(self, node):
-        node = self.generic_visit(node)
-        if node.buffer.__dict__.get("_decl") is not None:
-            self.owner.fail(f"buffer {node.buffer.name} is read outside vload/access_ptr")
-        return node
+        if node.buffer.__dict__.get("_decl") is None:
+            return self.generic_visit(node)
+        real, flat = self._element(node, "reads")
+        return BufferLoad(real, (flat,), node.dtype)
+
+    def visit_BufferStore(self, node):
+        if node.buffer.__dict__.get("_decl") is None:
+            return self.generic_visit(node)
+        real, flat = self._element(node, "writes")
+        return BufferStore(real, self.visit(node.value), (flat,))
 
 
 class _Vectors(IRMutator):

@@ -81,9 +81,12 @@ class DeclBuffer(ExternBuffer):
         tensorize puts the real buffer in its place."""
         if self._view is None:
             from schedule.ir import Buffer       # te does not import schedule at import time
-            view = Buffer(self.name, self.shape, self.dtype, self.scope)
+            view = self.__dict__.get("_ir_buffer")      # made by ir_builder's buffer_ptr
+            if view is None:
+                view = Buffer(self.name, self.shape, self.dtype, self.scope)
             view.__dict__["_decl"] = self
             object.__setattr__(self, "_view", view)
+            object.__setattr__(self, "_ir_buffer", view)    # ir_builder's buffer_ptr(self)
         return self._view
 
     def __repr__(self):

@@ -2,6 +2,7 @@
 pragma "import_llvm"), the reduce reset / update forms, vload / vstore bodies and regions of
 intermediate buffers; every result against numpy."""
 import numpy as np
+import pytest
 
 import te
 
@@ -278,3 +279,47 @@ def test_same_import_twice_is_one_definition():
     """Importing the same IR in two builds defines its functions once."""
     for _ in range(2):
         test_tutorial_gemv_whole_reduction()
+
+
+def _scale_rows_intrin(rows, cols, shift=0):
+    """c[r, t] = a[r, t] * 2 by an ir_builder loop nest on buffer_ptr views of strided
+    buffers (TVM's ib.buffer_ptr(ins[0]) form)."""
+    a = te.placeholder((rows, cols), name="a")
+    c = te.compute((rows, cols), lambda r, t: a[r, t] * 2.0, name="c")
+    Ab = te.tir.decl_buffer(a.shape, a.dtype, name="Ab", offset_factor=1,
+                            strides=[te.var("sa"), 1])
+    Cb = te.tir.decl_buffer(c.shape, c.dtype, name="Cb", offset_factor=1,
+                            strides=[te.var("sc"), 1])
+
+    def intrin_func(ins, outs):
+        ib = te.tir.ir_builder.create()
+        ap, cp = ib.buffer_ptr(ins[0]), ib.buffer_ptr(outs[0])
+        with ib.for_range(0, rows, name="r") as r:
+            with ib.for_range(0, cols, name="t") as t:
+                cp[r, t + shift] = ap[r, t] * 2.0
+        return ib.get()
+    return te.decl_tensor_intrin(c.op, intrin_func, binds={a: Ab, c: Cb})
+
+
+def test_ir_builder_buffer_ptr_body_on_strided_regions():
+    A = te.placeholder((8, 32), name="A")
+    C = te.compute((8, 32), lambda i, j: A[i, j] * 2.0, name="C")
+    s = te.create_schedule(C.op)
+    io, jo, ii, ji = s[C].tile(C.op.axis[0], C.op.axis[1], 4, 8)
+    s[C].tensorize(ii, _scale_rows_intrin(4, 8))
+    f = te.build(s, [A, C])
+    a = RNG.random((8, 32), dtype="float32")
+    c = np.empty((8, 32), "float32")
+    f(a, c)
+    np.testing.assert_array_equal(c, a * 2)
+
+
+def test_ir_builder_store_past_the_region_is_refused():
+    A = te.placeholder((8, 32), name="A")
+    C = te.compute((8, 32), lambda i, j: A[i, j] * 2.0, name="C")
+    s = te.create_schedule(C.op)
+    io, jo, ii, ji = s[C].tile(C.op.axis[0], C.op.axis[1], 4, 8)
+    s[C].tensorize(ii, _scale_rows_intrin(4, 8, shift=1))
+    with pytest.raises(te.ScheduleError, match=r"Cb\[r, t \+ 1\] is element .* outside the "
+                       "region"):
+        te.lower(s, [A, C])
