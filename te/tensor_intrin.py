@@ -16,7 +16,8 @@ the code that computes it at once, for ``s[C].tensorize(axis, intrin)``.
 declaration (from ``binds`` or made with ``default_buffer_params``). It returns the body (a
 statement, or an expression evaluated for its effect), or ``(body, reduce_reset,
 reduce_update)`` for a reduction. Buffers are used through ``vload`` / ``vstore`` (contiguous
-elements from a start index), ``b[i, j]`` and ``access_ptr`` (a pointer for an extern call);
+elements from a start index), ``b[i, j]``, ir_builder's ``ib.buffer_ptr(b)`` (elements to read
+and store in loops), ``access_ptr`` (a pointer for an extern call) and ``call_packed(.., b)``;
 their ``elem_offset`` and ``strides`` are variables that tensorize binds to the region of the
 real tensor that the intrinsic covers. Every such use carries the first and last element it
 may touch, so that the compiler's bound checks prove (or check) the region in the real buffer.
