@@ -27,6 +27,7 @@ from te.target import Target
 
 from .cpu_conv import conv2d_nchw, patch_value, schedule_conv2d_nchw
 from .cpu_util import const_shape, pad_to, padded_load, vector_lanes, zero_outside
+from te.topi.nn.pad import pad_nd  # noqa: F401  (the declaration lives in te.topi)
 
 __all__ = ["conv2d", "schedule_conv2d", "conv2d_grad_input", "schedule_conv2d_grad_input",
            "grad_input_phase", "conv2d_grad_input_phase", "interleave_phases", "zeros",
@@ -323,41 +324,6 @@ def schedule_conv2d_grad_weight(out):
 
 
 # ----------------------------------------------------------------------------- padding
-
-def _source(i, size, lo, mode):
-    """(index into the input, whether it is inside) for output index ``i`` of one axis."""
-    src = i - lo
-    if mode == "constant":
-        inside = te.all(src >= 0, src < size)
-        return te.min(te.max(src, 0), size - 1), inside
-    if mode == "reflect":
-        src = te.abs(src) if size > 1 else src * 0
-        return te.min(src, 2 * (size - 1) - src) if size > 1 else src, None
-    if mode == "replicate":
-        return te.min(te.max(src, 0), size - 1), None
-    return src % size, None                                 # circular
-
-
-def pad_nd(x, pads=(), mode="constant", value=0.0):
-    """``x`` padded along its trailing axes: ``pads`` is ((before, after), ...) for the last
-    len(pads) axes, first to last; negative sizes crop (constant mode)."""
-    shape = const_shape(x, "pad")
-    lead = len(shape) - len(pads)
-    out_shape = shape[:lead] + tuple(n + lo + hi for n, (lo, hi) in zip(shape[lead:], pads))
-
-    def body(*idx):
-        src, inside = list(idx[:lead]), []
-        for i, n, (lo, _) in zip(idx[lead:], shape[lead:], pads):
-            k, ok = _source(i, n, lo, mode)
-            src.append(k)
-            if ok is not None:
-                inside.append(ok)
-        v = x[tuple(src)]
-        if not inside:
-            return v
-        return te.if_then_else(te.all(*inside), v, te.const(value, x.dtype))
-    return te.compute(out_shape, body, name="pad", tag="elemwise")
-
 
 def _origin(o, size, lo, mode):
     """The input index whose value padded position ``o`` (outside the input) holds."""

@@ -26,6 +26,17 @@ def get_const_tuple(shape, what="shape") -> tuple:
     return tuple(out)
 
 
+def const_shape(t, what) -> tuple:
+    """The shape of tensor ``t`` as ints; a symbolic size is refused, naming ``what``."""
+    shape = []
+    for d in t.shape:
+        if not isinstance(d, IntImm):
+            raise ValueError(f"{what}: {t.name} has the symbolic size {d}; it needs constant "
+                             "shapes (declare the placeholder with ints)")
+        shape.append(d.value)
+    return tuple(shape)
+
+
 def const_size(d):
     """A dimension as an int when it is constant, else the expression itself."""
     value = getattr(d, "value", d)

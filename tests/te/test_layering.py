@@ -32,7 +32,7 @@ print("LOADED", loaded)
 def test_te_imports_nothing_below_it():
     env = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
     proc = subprocess.run([sys.executable, "-c", PROGRAM], cwd=ROOT, env=env,
-                          capture_output=True, text=True, timeout=120)
+                          capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "LOADED []" in proc.stdout, proc.stdout
 
@@ -78,6 +78,6 @@ def test_loop_ir_nodes_print_through_te_printer():
     imported the first time one of them is printed)."""
     env = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
     proc = subprocess.run([sys.executable, "-c", LOOP_IR_PROGRAM], cwd=ROOT, env=env,
-                          capture_output=True, text=True, timeout=120)
+                          capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "LOAD A[i]" in proc.stdout, proc.stdout

@@ -1,10 +1,11 @@
-"""Constant padding (TVM's ``topi.nn.pad``)."""
+"""Padding: TVM's ``topi.nn.pad`` (constant, every axis) and ``pad_nd`` (the trailing axes in
+constant, reflect, replicate or circular mode; nn.ops's declaration)."""
 from __future__ import annotations
 
 from ... import expr as _expr
 from ... import intrin as _intrin
 from ...tensor import Tensor, TEError, compute
-from ..utils import const_size
+from ..utils import const_shape, const_size
 
 
 def pad(data, pad_before, pad_after=None, pad_value=0.0, name="PadInput"):
@@ -43,3 +44,46 @@ def pad(data, pad_before, pad_after=None, pad_value=0.0, name="PadInput"):
             return data[tuple(src)]
         return _intrin.if_then_else(_expr.all_(*inside), data[tuple(src)], value)
     return compute(shape, body, name=name, tag="injective,pad")
+
+
+def _min(a, b):
+    return _expr.binary(_expr.Min, a, b)
+
+
+def _max(a, b):
+    return _expr.binary(_expr.Max, a, b)
+
+
+def _source(i, size, lo, mode):
+    """(index into the input, whether it is inside) for output index ``i`` of one axis."""
+    src = i - lo
+    if mode == "constant":
+        inside = _expr.all_(src >= 0, src < size)
+        return _min(_max(src, 0), size - 1), inside
+    if mode == "reflect":
+        src = _intrin.abs(src) if size > 1 else src * 0
+        return _min(src, 2 * (size - 1) - src) if size > 1 else src, None
+    if mode == "replicate":
+        return _min(_max(src, 0), size - 1), None
+    return src % size, None                                 # circular
+
+
+def pad_nd(x, pads=(), mode="constant", value=0.0):
+    """``x`` padded along its trailing axes: ``pads`` is ((before, after), ...) for the last
+    len(pads) axes, first to last; negative sizes crop (constant mode)."""
+    shape = const_shape(x, "pad")
+    lead = len(shape) - len(pads)
+    out_shape = shape[:lead] + tuple(n + lo + hi for n, (lo, hi) in zip(shape[lead:], pads))
+
+    def body(*idx):
+        src, inside = list(idx[:lead]), []
+        for i, n, (lo, _) in zip(idx[lead:], shape[lead:], pads):
+            k, ok = _source(i, n, lo, mode)
+            src.append(k)
+            if ok is not None:
+                inside.append(ok)
+        v = x[tuple(src)]
+        if not inside:
+            return v
+        return _intrin.if_then_else(_expr.all_(*inside), v, _expr.const(value, x.dtype))
+    return compute(out_shape, body, name="pad", tag="elemwise")
