@@ -119,6 +119,17 @@ def test_pad_matches_numpy():
     check("schedule_injective", [A], P, [a], expected)
 
 
+@pytest.mark.parametrize("mode,np_mode", [("reflect", "reflect"), ("replicate", "edge"),
+                                          ("circular", "wrap"), ("constant", "constant")])
+def test_pad_nd_modes_match_numpy(mode, np_mode):
+    from te.topi.nn.pad import pad_nd
+    A = te.placeholder((2, 5, 6), name="A")
+    a = rand((2, 5, 6))
+    P = pad_nd(A, ((2, 1), (3, 2)), mode=mode)
+    expected = np.pad(a, ((0, 0), (2, 1), (3, 2)), mode=np_mode)
+    check("schedule_injective", [A], P, [a], expected)
+
+
 @pytest.mark.parametrize("stride,padding,dilation", [(1, 1, 1), (2, (1, 2), 1),
                                                      (1, (0, 1, 2, 1), 2)])
 def test_conv2d_nchw_matches_torch(stride, padding, dilation):
