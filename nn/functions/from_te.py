@@ -24,6 +24,7 @@ from te.tensor import ComputeOp
 
 from ..autograd import Function
 from ..tensor import Tensor, dtype_name
+from ..device import is_gpu as _is_gpu
 from .fused import run_kernel
 
 
@@ -115,6 +116,20 @@ def _plan(declare, shapes, dtypes):
     return isinstance(result, (tuple, list)), floats, diff
 
 
+@functools.lru_cache(maxsize=256)
+def _scalar_inputs(declare, zero_d):
+    """``declare`` for inputs given as shape (1,) where ``zero_d`` marks a 0-d one."""
+    def wrapped(*placeholders):
+        views = [_scalar_view(p) if z else p for p, z in zip(placeholders, zero_d)]
+        return declare(*views)
+    wrapped.__name__ = _name(declare)
+    return wrapped
+
+
+def _scalar_view(p):
+    return te.compute((), lambda: p[0], name=f"{p.op.name}_scalar")
+
+
 def _is_float(dtype):
     return dtype.startswith("float") or dtype.startswith("bfloat")
 
@@ -160,8 +175,13 @@ class TEFunction:
 
     def _forward(self, ctx, args):
         multiple, floats, _ = self.plan(args)
-        outs = run_kernel(self.declare, *[a._data for a in args], schedule=default_schedule)
-        results = tuple(Tensor(o) for o in outs)
+        declare = self.declare
+        if any(a.is_cuda for a in args) and any(a.ndim == 0 for a in args):
+            # GPU kernels take 0-d operands as shape (1,): the declaration sees them as 0-d
+            declare = _scalar_inputs(declare, tuple(a.ndim == 0 for a in args))
+        outs = run_kernel(declare, *[a._data for a in args], schedule=default_schedule)
+        results = tuple(Tensor(o) if o.ndim or not _is_gpu(o) else Tensor(o).reshape(())
+                        for o in outs)
         ctx.save_for_backward(*args)
         ctx.mark_non_differentiable(*[r for k, r in enumerate(results) if k not in floats])
         return results if multiple else results[0]

@@ -126,6 +126,51 @@ def test_cuda_tensors_match_cpu():
         np.testing.assert_allclose(g, c, rtol=1e-5, atol=1e-6)
 
 
+def max_pool_2x2(x):
+    ry = te.reduce_axis((0, 2), "ry")
+    rx = te.reduce_axis((0, 2), "rx")
+    N, C, H, W = (int(d.value) for d in x.shape)
+    return te.compute((N, C, H // 2, W // 2), lambda n, c, y, w: te.max(
+        x[n, c, 2 * y + ry, 2 * w + rx], axis=[ry, rx]), name="pool")
+
+
+def test_cuda_max_pool_gradient_matches_torch():
+    f = nn.autograd.Function.from_te(max_pool_2x2)
+    a = RNG.standard_normal((1, 2, 4, 4)).astype("float32")
+    x = nn.tensor(a).cuda().requires_grad_()
+    out = f(x)
+    (out * out).sum().backward()
+    tx = torch.tensor(a, requires_grad=True)
+    tout = torch.nn.functional.max_pool2d(tx, 2)
+    (tout * tout).sum().backward()
+    assert x.grad.is_cuda
+    np.testing.assert_allclose(out.detach().cpu().numpy(), tout.detach().numpy())
+    np.testing.assert_allclose(x.grad.cpu().numpy(), tx.grad.numpy(), rtol=1e-6)
+
+
+def sqnorm(x):
+    k = te.reduce_axis((0, x.shape[0]), "k")
+    return te.compute((), lambda: te.sum(x[k] * x[k], axis=k), name="sq")
+
+
+def scale(x, a):
+    return te.compute(x.shape, lambda i: x[i] * a[()], name="scale")
+
+
+def test_zero_dimensional_outputs_and_inputs_on_both_devices():
+    loss, mul = nn.autograd.Function.from_te(sqnorm), nn.autograd.Function.from_te(scale)
+    values = np.array([1.0, -2.0, 3.0], "float32")
+    for where in ("cpu", "cuda"):
+        x = nn.tensor(values).to(where).requires_grad_()
+        a = nn.tensor(np.float32(2.0)).to(where).requires_grad_()
+        y = loss(mul(x, a))
+        assert y.shape == () and y.device == x.device
+        y.backward()
+        np.testing.assert_allclose(y.item(), 4 * (values ** 2).sum(), rtol=1e-6)
+        np.testing.assert_allclose(x.grad.cpu().numpy(), 8 * values, rtol=1e-6)
+        np.testing.assert_allclose(a.grad.item(), 4 * (values ** 2).sum(), rtol=1e-6)
+
+
 def test_inside_a_module_with_an_optimizer():
     class Layer(nn.Module):
         def __init__(self):
