@@ -323,3 +323,39 @@ def test_ir_builder_store_past_the_region_is_refused():
     with pytest.raises(te.ScheduleError, match=r"Cb\[r, t \+ 1\] is element .* outside the "
                        "region"):
         te.lower(s, [A, C])
+
+
+LOAD_AND_RUN = """
+import numpy as np, te
+f = te.runtime.load_module({path!r})
+a = np.random.rand(8, 48).astype("float32")
+b = np.random.rand(32, 48).astype("float32")
+c = np.full((8, 32), 7.0, "float32")
+f(a, b, c)
+np.testing.assert_allclose(c, a @ b.T, rtol=1e-5)
+print("ok")
+"""
+
+
+def test_exported_library_carries_the_imported_ir(tmp_path):
+    """The imported LLVM IR is linked into the module: the exported library runs in a
+    process that never imported it."""
+    import os
+    import subprocess
+    import sys
+    A, B, C = gemm(8, 32, 48)
+    s = te.create_schedule(C.op)
+    x, y = C.op.axis
+    (z,) = C.op.reduce_axis
+    yo, yi = s[C].split(y, factor=16)
+    zo, zi = s[C].split(z, factor=16)
+    s[C].reorder(x, yo, zo, yi, zi)
+    s[C].tensorize(yi, intrin_gemv(16, 16))
+    s[C].pragma(x, "import_llvm", GEMV_IR)
+    path = str(tmp_path / "gemv.so")
+    te.build(s, [A, B, C]).export_library(path)
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    proc = subprocess.run([sys.executable, "-c", LOAD_AND_RUN.format(path=path)], cwd=root,
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert proc.stdout.split()[-1] == "ok"
