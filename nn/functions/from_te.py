@@ -18,7 +18,7 @@ from __future__ import annotations
 import functools
 
 import te
-from te.expr import Binary, Call, IntImm
+from te.expr import Binary, Call, IntImm, ProducerLoad
 from te.functor import post_order_visit
 from te.tensor import ComputeOp
 
@@ -64,7 +64,9 @@ def default_schedule(outs):
 def _inlined(s, outs):
     """The elementwise intermediate stages to inline: cheap ones (loads, selects, a few
     arithmetic operations: a padding, a concatenation) always; others only where no reduction
-    reads them (inlined into a reduction they would be recomputed for each reduced element)."""
+    reads them (inlined into a reduction they would be recomputed for each reduced element)
+    and each stage that ends up computing them reads them once (LLTM's backward reads its
+    cell state three times per element: inlined, its tanh and exp ran three times)."""
     ops = [st.op for st in s.stages if isinstance(st.op, ComputeOp)]
     readers = {op: [] for op in ops}
     for op in ops:
@@ -74,17 +76,39 @@ def _inlined(s, outs):
     out_ops = {o.op for o in outs}
     inlined = set()
 
-    def effective(op):         # the stages that end up computing op's reads
-        found = []
+    def effective(op):
+        """(the stages that end up computing op's reads, how many reads they make)."""
+        found, reads = [], 0
         for r in readers[op]:
-            found += effective(r) if r in inlined else [r]
-        return found
+            n = _loads(r, op)
+            if r in inlined:
+                more, inner = effective(r)
+                found += more
+                reads += n * inner
+            else:
+                found.append(r)
+                reads += n
+        return found, reads
     for op in reversed(ops):                # consumers before producers
         if op in out_ops or op.reduce_axis or op.num_outputs != 1:
             continue
-        if _cheap(op.body[0]) or not any(r.reduce_axis for r in effective(op)):
+        found, reads = effective(op)
+        if _cheap(op.body[0]) or (not any(r.reduce_axis for r in found)
+                                  and reads <= len(found)):
             inlined.add(op)
     return inlined
+
+
+def _loads(reader, op):
+    """How many loads of ``op``'s output the body of ``reader`` makes."""
+    count = [0]
+
+    def visit(node):
+        if isinstance(node, ProducerLoad) and node.producer.op is op:
+            count[0] += 1
+    for body in reader.body:
+        post_order_visit(body, visit)
+    return count[0]
 
 
 def _cheap(body):
