@@ -238,13 +238,17 @@ def test_damaged_libraries_are_refused(tmp_path):
     _patched(good, tmp_path / "json.so", b'"format":"tensorweave-library"',
              b'"format":"tensorweave-library{')
     _patched(good, tmp_path / "nvars.so", b'"vars":[["n","int32"],', b'"vars":[            ')
+    from te.runtime import library
+    elf = data[:len(data) - len(library.read_trailer(data, "test")) - 48]
+    (tmp_path / "deep.so").write_bytes(library.with_trailer(elf, b"[" * 200000 + b"]" * 200000))
     expect = {"garbage.so": "no tensorweave trailer",
               "short.so": "no tensorweave trailer",
               "flipped.so": "is damaged (its checksum does not match)",
               "dtype.so": "the function metadata is invalid (buffer dtype 'floatXY')",
               "version.so": "library format version 7",
               "json.so": "metadata is not valid JSON",
-              "nvars.so": "the function metadata is invalid"}
+              "nvars.so": "the function metadata is invalid",
+              "deep.so": "metadata is not valid JSON"}
     for name, text in expect.items():
         with pytest.raises(LibraryError) as err:
             load_module(tmp_path / name)
