@@ -296,6 +296,15 @@ def test_whole_tensor_sum_is_split_into_vector_partials_on_x86():
     check("schedule_reduce", [A], out, [a], a.sum(dtype="float64"), rtol=1e-5)
 
 
+def test_column_sum_adds_whole_vectors_on_x86():
+    A = te.placeholder((50, 64), name="A")
+    out = topi.sum(A, axis=0)
+    text = str(te.lower(topi.x86.schedule_reduce(out), [A, out]))
+    assert "parallel(" in text and "A[ramp(" in text        # contiguous vector loads of A
+    a = rand((50, 64))
+    check("schedule_reduce", [A], out, [a], a.sum(axis=0), rtol=1e-5)
+
+
 def test_argmax_argmin_all_any():
     A = te.placeholder((4, 9), name="A")
     a = rand((4, 9))

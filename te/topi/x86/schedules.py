@@ -80,11 +80,14 @@ def _schedule_spatial(s, op):
     out = op.output(0)
     stage = s[out]
     *lead, last = stage.op.axis
+    if not lead and _extent(last) is not None and _extent(last) < _lanes(out.dtype):
+        return                  # too few outputs for vectors or threads
     outer, inner = _vector_split(stage, last, out.dtype)
     if inner is not None:
         stage.reorder(*lead, outer, *stage.op.reduce_axis, inner)
         stage.vectorize(inner)
-    _parallel_outer(stage, lead[:2] if len(lead) > 2 else lead)
+    _parallel_outer(stage, (lead[:2] if len(lead) > 2 else lead) or
+                    ([outer] if inner is not None else []))
 
 
 def _schedule_matmul(s, op):
@@ -108,6 +111,12 @@ def _schedule_reduction(s, op):
     out = op.output(0)
     stage = s[out]
     data = list(stage.op.axis)
+    axes, ndim = op.attrs.get("axes"), op.attrs.get("ndim")
+    if axes is not None and ndim - 1 not in axes and data and op.num_outputs == 1:
+        # the input's contiguous last axis is kept: it is the vector lanes, the reduction
+        # loops run outside them (a column sum adds whole vectors)
+        _schedule_spatial(s, op)
+        return
     if any(_extent(iv) not in (None, 1) for iv in data) or op.num_outputs > 1:
         _parallel_outer(stage, data)
         return
