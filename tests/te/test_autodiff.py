@@ -124,6 +124,22 @@ def test_elementwise_intrinsics():
     check_fd(out, [A, B])
 
 
+@pytest.mark.parametrize("name", ["exp2", "exp10", "log2", "log10", "rsqrt", "tan", "asin",
+                                  "acos", "sinh", "cosh", "floor", "fmod"])
+def test_more_intrinsics(name):
+    A = te.placeholder((6,), F64, "A")
+    B = te.placeholder((6,), F64, "B")
+    fn = getattr(te, name)
+
+    def body(i):
+        x = 0.3 + 0.5 * A[i] * A[i]              # in (0.3, 0.8): inside every domain
+        if name == "fmod":
+            return fn(x * 7.0, 1.5 + B[i] * B[i])
+        return fn(x) * B[i]
+    out = te.compute((6,), body, name="out")
+    check_fd(out, [A, B], rtol=1e-5, atol=1e-6)
+
+
 def test_select_if_then_else_min_max_cast():
     A = te.placeholder((5,), F64, "A")
     A32 = te.placeholder((5,), "float32", "A32")
