@@ -315,10 +315,34 @@ def infer_bound(sch, bodies) -> dict:
             root[iv] = iv.dom if vmap is None else \
                 Range(simplify(substitute(iv.dom.min, vmap)),
                       simplify(substitute(iv.dom.extent, vmap)))
+            if vmap is not None:
+                _check_dependent_range(stage, iv, root[iv])
         extents = pass_down(stage.relations, {iv: r.extent for iv, r in root.items()},
                             tighten)
         bounds[stage] = StageBound(root, extents, clip, exact)
     return bounds
+
+
+def _check_dependent_range(stage, iv, rng):
+    """A reduction whose range mentions data axes (``te.reduce_axis((0, i))``) needs their
+    loops outside its own: refused where it was reordered outward or fused with them."""
+    leaves = stage.leaf_iter_vars
+    mine = {iv}
+    for rel in stage.relations:
+        if isinstance(rel, Split) and rel.parent in mine:
+            mine |= {rel.outer, rel.inner}
+        elif isinstance(rel, Fuse) and (rel.outer in mine or rel.inner in mine):
+            mine.add(rel.fused)
+    first = min(p for p, lv in enumerate(leaves) if lv in mine)
+    used = set(free_vars(rng.min) + free_vars(rng.extent))
+    data_roots = {a.var: a for a in stage.op.axis}
+    late = [lv.var.name for lv in leaves[first:] if lv.var in used]
+    late += [v.name for v in used if v in data_roots and all(lv.var is not v for lv in leaves)]
+    if late:
+        raise ScheduleError(f"stage {stage.name}: the range of reduction axis {iv.var.name} "
+                            f"depends on {', '.join(sorted(set(late)))}, whose loops must run "
+                            f"outside {iv.var.name}'s; do not reorder {iv.var.name} outward "
+                            "or fuse it with them")
 
 
 class BoundMap(dict):
@@ -382,12 +406,21 @@ def _attached_region(sch, stage, bounds, bodies):
                 relax[leaf.var] = _relaxed(leaf, bounds[ancestor].extents[leaf])
     ranges = loop_ranges(bounds)
     regions = [None] * len(op.axis)
+    inside = [True] * len(op.axis)      # every read of the dimension provably in its domain
     for r in readers:
         rb = bounds[r]
         offsets = pass_up(r.relations, {lv: lv.var for lv in r.leaf_iter_vars}, rb.extents)
         vmap = axis_values(rb.root, offsets)
+        # the reader's axes range over their regions where it reads (the tails of its
+        # splits are guarded): whether its reads stay inside this stage's domain
+        rranges = dict(ranges)
+        for riv, rg in rb.root.items():
+            if isinstance(rg.min, IntImm) and isinstance(rg.extent, IntImm) and \
+                    rg.extent.value > 0:
+                rranges[riv.var] = (rg.min.value, rg.min.value + rg.extent.value - 1)
         for load in _loads(bodies[r], op):
             for d, idx in enumerate(load.indices):
+                at_root = idx
                 idx = substitute(idx, vmap)
                 # a data-dependent index (A[I[i]]) reads anywhere: the whole axis (a region
                 # placed at I[i] would read I where the producer is computed, maybe before I
@@ -395,7 +428,11 @@ def _attached_region(sch, stage, bounds, bodies):
                 itv = None if _has_load(idx) else interval(idx, relax)
                 if itv is None or regions[d] == "full":
                     regions[d] = "full"
-                elif regions[d] is None:
+                    continue
+                dom = op.axis[d].dom.extent
+                inside[d] = inside[d] and can_prove(at_root >= 0, rranges) and \
+                    can_prove(at_root < dom, rranges)
+                if regions[d] is None:
                     regions[d] = itv
                 else:
                     lo, hi = regions[d]
@@ -425,10 +462,11 @@ def _attached_region(sch, stage, bounds, bodies):
         elif not can_prove(ext >= 0, ranges):
             ext = simplify(_max(ext, const(0, ext.dtype)), ranges)
         if isinstance(ext, IntImm) and isinstance(dom, IntImm) and ext.value >= dom.value \
-                and not free_vars(lo):
+                and (not free_vars(lo) or inside[d]):
             # the whole axis; when the region moves with a loop (lo depends on it), keep it
             # relative to lo, so that a thread past the end of a guarded split reads its own
-            # element instead of one past the buffer
+            # element instead of one past the buffer, unless every read is inside the axis
+            # (B[j] and B[(j + 1) % n]: a region [min(j, ..), ..] that no check could place)
             root[iv] = Range(const(0), dom)
             continue
         root[iv] = Range(lo, ext)

@@ -228,6 +228,27 @@ def test_compute_at_the_outer_axis_of_a_later_fuse():
         te.lower(s, [A, D])
 
 
+@pytest.mark.parametrize("how", ["reorder", "fuse"])
+def test_reduction_whose_range_depends_on_an_inner_axis(how):
+    A = te.placeholder((8, 8), name="A")
+
+    def f(i, j):
+        k = te.reduce_axis((0, j + 1), name="k")
+        return te.sum(A[i, k], axis=k)
+    C = te.compute((8, 8), f, name="C")
+    s = te.create_schedule(C.op)
+    i, j = C.op.axis
+    (k,) = C.op.reduce_axis
+    if how == "reorder":
+        s[C].reorder(i, k, j)
+    else:
+        s[C].fuse(j, k)
+    with pytest.raises(ScheduleError, match=r"stage C: the range of reduction axis k depends on "
+                                            r"j, whose loops must run outside k's; do not "
+                                            r"reorder k outward or fuse it with them"):
+        te.lower(s, [A, C])
+
+
 def test_inline_a_reduction():
     _, _, C = _gemm()
     s = te.create_schedule(C.op)

@@ -245,3 +245,21 @@ def test_cache_read_for_a_scan_update():
     (out,) = _run(s, [scan], [], [(m, n)])
     ref = np.cumsum(np.add.outer(np.arange(m), np.arange(n)), axis=0).astype("float32")
     np.testing.assert_allclose(out, ref)
+
+
+@pytest.mark.parametrize("split", [None, 2, 3])
+def test_attached_region_of_reads_that_wrap_around_is_the_whole_axis(split):
+    # B[i, j] and B[i, (j + 1) % m] at C's j: the region [min(j, (j+1) % m), ...] holds both
+    # reads but no call-time check could place an index into it; both reads are inside B's
+    # axis (also in a guarded split tail, where C does not read), so B's row is computed whole
+    n, m = 4, 7
+    A = te.placeholder((n, m), name="A")
+    B = te.compute((n, m), lambda i, j: A[i, j] * 2.0, name="B")
+    C = te.compute((n, m), lambda i, j: B[i, j] + B[i, (j + 1) % m], name="C")
+    s = te.create_schedule(C.op)
+    s[B].compute_at(s[C], C.op.axis[1])
+    if split is not None:
+        s[C].split(C.op.axis[1], nparts=split)             # after compute_at: followed
+    a = _a(n, m)
+    (c,) = _run(s, [A, C], [a], [(n, m)])
+    np.testing.assert_allclose(c, 2 * a + 2 * np.roll(a, -1, axis=1), rtol=1e-6)
