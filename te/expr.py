@@ -514,20 +514,6 @@ def truncdiv(a, b) -> Expr:
     return Div(a, b, t)
 
 
-def ceildiv(a, b) -> Expr:
-    """Division rounding toward positive infinity (``(a + b - 1) // b`` for b > 0)."""
-    return floordiv(a + (b - 1), b) if isinstance(b, int) else floordiv(a + b - 1, b)
-
-
-def tir_div(a, b) -> Expr:
-    """TVM's ``tir.div``: C semantics, true division for floats and truncation toward zero
-    for integers."""
-    a, b = _convert_pair(a, b)
-    if dtypes.is_float(a.dtype) or dtypes.is_float(b.dtype):
-        return div(a, b)
-    return truncdiv(a, b)
-
-
 def truncmod(a, b) -> Expr:
     """Remainder of truncdiv, with the sign of the dividend (C's ``%``)."""
     a, b, t = _int_operands("truncmod", a, b)
@@ -544,41 +530,6 @@ def logical_or_bitwise(cls, intrinsic, a, b) -> Expr:
 def bitwise(name, a, b) -> Expr:
     a, b, t = _int_operands(name, a, b)
     return Call(name, (a, b), t)
-
-
-def bitwise_and(a, b) -> Expr:
-    """``a & b`` of integers (``tvm.tir.bitwise_and``)."""
-    return bitwise("bitwise_and", a, b)
-
-
-def bitwise_or(a, b) -> Expr:
-    """``a | b`` of integers."""
-    return bitwise("bitwise_or", a, b)
-
-
-def bitwise_xor(a, b) -> Expr:
-    """``a ^ b`` of integers."""
-    return bitwise("bitwise_xor", a, b)
-
-
-def bitwise_not(a) -> Expr:
-    """``~a``: all bits flipped (logical not of a bool)."""
-    return ~convert(a)
-
-
-def shift_left(a, b) -> Expr:
-    """``a << b`` of integers."""
-    return bitwise("shift_left", a, b)
-
-
-def shift_right(a, b) -> Expr:
-    """``a >> b`` of integers (arithmetic for signed types)."""
-    return bitwise("shift_right", a, b)
-
-
-def likely(cond) -> Expr:
-    """``cond``, marked as usually true in TVM (a hint this compiler does not need)."""
-    return convert(cond)
 
 
 def select(condition, true_value, false_value) -> Expr:

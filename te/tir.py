@@ -6,9 +6,9 @@ from .intrin import *  # noqa: F401,F403  (exp, log, if_then_else, ...)
 from .intrin import if_then_else
 from .extern import call_packed  # noqa: F401  (tvm.tir.call_packed in TVM's extern tutorial)
 from .reduce import min_value, max_value
-from .expr import (Let, ProducerLoad, Reduce, StringImm, bitwise_and, bitwise_not,  # noqa: F401
-                   bitwise_or, bitwise_xor, ceildiv, likely, shift_left, shift_right,
-                   tir_div as div)
+from .expr import Let, ProducerLoad, Reduce, StringImm  # noqa: F401
+from .tir_ops import (bitwise_and, bitwise_not, bitwise_or, bitwise_xor, ceildiv,  # noqa: F401
+                      div, likely, shift_left, shift_right)
 from .reduce import comm_reducer, sum, min, max  # noqa: F401,A004  (tir.min(a, b) and reducers)
 from .intrin import call_extern, call_llvm_intrin, call_llvm_pure_intrin, reinterpret  # noqa
 from .tensor_intrin import decl_buffer  # noqa: F401  (tensor intrinsics' buffers)

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from ... import dtypes
 from ...expr import IntImm
-from .. import tag as _tag
 from ..utils import as_tensors, create_schedule, inline_injective, traverse
 
 VECTOR_BITS = 512           # AVX-512 registers; narrower hosts split the vectors in LLVM
