@@ -335,7 +335,7 @@ def test_generic_schedule_fuses_the_output_axes():
     assert len(s[C].leaf_iter_vars) == 1
 
 
-CUDA_CASES = ("add", "sum_rows", "sum_all", "softmax", "conv2d", "pool")
+CUDA_CASES = ("add", "scalar", "sum_rows", "sum_all", "softmax", "conv2d", "pool")
 
 
 @pytest.mark.parametrize("case", CUDA_CASES)
@@ -347,6 +347,10 @@ def test_cuda_schedules_on_the_simulator(case):
         out, ins = topi.add(A, B), [rand((5, 70)), rand((70,))]
         sched, ref = topi.cuda.schedule_injective, ins[0] + ins[1]
         args = [A, B]
+    elif case == "scalar":                      # a 0-d output gets one thread
+        A = te.placeholder((), name="A")
+        out, ins = topi.multiply(A, 3.0), [rand(())]
+        sched, ref, args = topi.cuda.schedule_injective, ins[0] * 3.0, [A]
     elif case in ("sum_rows", "sum_all"):
         A = te.placeholder((6, 100), name="A")
         out = topi.sum(A, axis=1 if case == "sum_rows" else None)

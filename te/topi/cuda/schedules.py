@@ -32,7 +32,8 @@ def _bind_data(s, out):
     """Fuse the data axes of ``out``'s stage and spread them over blocks and threads."""
     stage = s[out]
     axes = list(stage.op.axis)
-    if not axes:
+    if not axes:            # a 0-d output: one thread (a loop of one iteration)
+        stage.bind(stage.fuse(), _thread_axis("threadIdx.x"))
         return
     fused = stage.fuse(*axes) if len(axes) > 1 else axes[0]
     count = _count(axes)
