@@ -237,7 +237,12 @@ class CudaEmitter(CudaCallEmitter):
         if dtypes.is_bool(e.dtype):
             return f"({v} != 0)"
         if dtypes.is_float(e.value.dtype) and dtypes.is_int(e.dtype):
-            return f"{NUMBA_TYPE[e.dtype]}(math.trunc({v}))"
+            # saturating, NaN -> 0, as the CPU backend (te.dtypes.float_to_int): the simulator's
+            # math.trunc(nan) would raise; on the GPU cvt.rzi saturates already
+            t = NUMBA_TYPE[e.dtype]
+            lo, hi = dtypes.min_value(e.dtype), dtypes.max_value(e.dtype)
+            return (f"({t}(0) if {v} != {v} else {t}({lo}) if {v} <= {lo} else "
+                    f"{t}({hi}) if {v} >= {hi} else {t}(math.trunc({v})))")
         if e.dtype == "float16":
             return f"f32(f16({v}))"
         if dtypes.is_int(e.dtype) and dtypes.is_int(e.value.dtype):

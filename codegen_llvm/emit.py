@@ -320,7 +320,11 @@ class Emitter(CallEmitter):
                 return self.convert(v, dtypes.with_lanes("float32", dtypes.lanes(dst)), dst)
             return b.sitofp(v, dt) if dtypes.is_signed(src) else b.uitofp(v, dt)
         if fsrc:
-            return b.fptosi(v, dt) if dtypes.is_signed(dst) else b.fptoui(v, dt)
+            # saturating, NaN -> 0: fptosi / fptoui of NaN or of a value out of range is poison
+            # in LLVM (a branch on it let LLVM delete a whole function: a call into nothing)
+            kind = "fptosi" if dtypes.is_signed(dst) else "fptoui"
+            fn = self._declare(f"llvm.{kind}.sat.{mangle(dt)}.{mangle(st)}", dt, [st])
+            return b.call(fn, [v])
         ws, wd = _width(st), _width(dt)
         if ws == wd:
             return v

@@ -147,7 +147,8 @@ class _Compiler:
         if src_float and dtypes.element(e.dtype) == "float16":
             return lambda env: _cast(_cast(v(env), "float16"), e.dtype)
         if src_float and dtypes.is_int(e.dtype):
-            return lambda env: _cast(np.trunc(v(env)), e.dtype)
+            # saturating, NaN -> 0: the compiled code's rule (te.dtypes.float_to_int)
+            return lambda env: dtypes.float_to_int(v(env), e.dtype)
         if dtypes.is_bool(e.dtype):
             return lambda env: np.asarray(v(env) != 0)[()]
         return lambda env: _cast(v(env), e.dtype)

@@ -119,3 +119,22 @@ def max_value(dtype: str):
     if base == "bool":
         return True
     return int(np.iinfo(base).max)
+
+
+def float_to_int(x, dtype):
+    """Float -> integer conversion as every backend does it: truncate toward zero, saturate at
+    the dtype's ends, NaN -> 0 (LLVM's fptosi.sat / fptoui.sat, the GPU's cvt.rzi; numpy's
+    astype leaves NaN and out-of-range values undefined, and in LLVM they are poison)."""
+    dt = np.dtype(element(dtype) if isinstance(dtype, str) else dtype)
+    info = np.iinfo(dt)
+    v = np.asarray(x, dtype=np.float64)
+    t = np.trunc(v)
+    nan = np.isnan(t)
+    big = t >= float(info.max)          # float(max) rounds up for 64 bits: >= catches it
+    small = t <= float(info.min)
+    safe = np.where(nan | big | small, 0, t)
+    with np.errstate(invalid="ignore"):
+        out = safe.astype(dt)
+    out = np.where(big, np.array(info.max, dt), out)
+    out = np.where(small, np.array(info.min, dt), out)
+    return out.astype(dt)[()]

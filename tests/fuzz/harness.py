@@ -121,10 +121,10 @@ def nonzero(dt, b):
 
 
 def cast(dt, x):
-    """te's astype: int->int wraps, float->int truncates (callers clamp into range first)."""
+    """te's astype: int->int wraps, float->int truncates and saturates, NaN -> 0."""
     x = np.asarray(x)
     if x.dtype.kind == "f" and dtypes.is_int(dt):
-        x = np.trunc(x)
+        return np.asarray(dtypes.float_to_int(x, dt))
     with np.errstate(all="ignore"):
         return x.astype(dt)
 

@@ -359,3 +359,61 @@ def test_gpu_reads_any_nonzero_bool_byte_as_true():
     got = _outputs(outs)
     mod(RAW.view(bool), *got)
     _check_bool_outputs(outs, got, refs)
+
+
+# --------------------------------------------------------------------------- float -> int:
+# truncate, saturate at the dtype's ends, NaN -> 0, on every backend (in LLVM a plain fptosi
+# of NaN is poison: fuzz seed 101488, an empty min-reduction's inf * 0.0 cast to uint8 and
+# compared, let LLVM delete the function body: the call jumped into unmapped memory)
+
+_SPECIAL = np.array([np.nan, np.inf, -np.inf, 1e10, -1e10, 3.7, -3.7, 127.9, 300.0, -0.5,
+                     2.0**63, -2.0**63, 65535.5, -129.0, 255.2, 0.0], "float32")
+
+
+@pytest.mark.parametrize("dtype", ["int8", "uint8", "int16", "uint16", "int32", "uint32",
+                                   "int64", "uint64"])
+@pytest.mark.parametrize("vectorize", [False, True])
+def test_float_to_int_saturates_and_nan_is_zero(dtype, vectorize):
+    from te.dtypes import float_to_int
+    n = len(_SPECIAL)
+    A = te.placeholder((n,), "float32", name="A")
+    B = te.compute((n,), lambda i: A[i].astype(dtype), name="B")
+    s = te.create_schedule(B.op)
+    if vectorize:
+        s[B].vectorize(B.op.axis[0])
+    want = float_to_int(_SPECIAL, dtype)
+    info = np.iinfo(dtype)
+    assert want[0] == 0 and want[1] == info.max and want[2] == info.min
+    assert want[5] == 3 and want[6] == (-3 if info.min < 0 else 0)
+    verify_schedule(s, [A, B], [_SPECIAL], [np.zeros(n, dtype)], lambda a: want)
+
+
+def test_gpu_float_to_int_saturates_and_nan_is_zero():
+    from te.dtypes import float_to_int
+    n = len(_SPECIAL)
+    A = te.placeholder((n,), "float32", name="A")
+    def cast_to(dt):
+        return te.compute((n,), lambda i: A[i].astype(dt), name=f"B_{dt}")
+    outs = [cast_to(dt) for dt in ("int8", "uint8", "int32", "int64")]
+    s = te.create_schedule([o.op for o in outs])
+    for o in outs:
+        s[o].bind(o.op.axis[0], te.thread_axis("threadIdx.x"))
+    f = te.build(s, [A, *outs], target="cuda")
+    got = [np.zeros(n, o.dtype) for o in outs]
+    f(_SPECIAL, *got)
+    for o, g in zip(outs, got):
+        np.testing.assert_array_equal(g, float_to_int(_SPECIAL, o.dtype))
+
+
+def test_fuzz_case_101488_runs_in_a_subprocess():
+    # the saved fuzz case (a crash before: SIGSEGV) passes: numpy = interpreter = compiled
+    import os
+    import pathlib
+    import subprocess
+    import sys
+    root = pathlib.Path(__file__).resolve().parents[2]
+    case = pathlib.Path(__file__).with_name("fuzz_cases") / "case_101488.py"
+    proc = subprocess.run([sys.executable, str(case)], capture_output=True, text=True,
+                          timeout=300, cwd=root, env=dict(os.environ, TW_ROOT=str(root)))
+    assert proc.returncode == 0, proc.stdout[-1000:] + proc.stderr[-2000:]
+    assert proc.stdout.startswith("pass"), proc.stdout[-1000:]
