@@ -275,10 +275,17 @@ class CudaEmitter(CudaCallEmitter):
             return f"{t}(math.fmod({args[0]}, {args[1]}))"
         if op in ("popcount", "clz"):
             return self._bit_count(op, args[0], e.args[0].dtype, t)
-        bitwise = {"bitwise_and": "&", "bitwise_or": "|", "bitwise_xor": "^",
-                   "shift_left": "<<", "shift_right": ">>"}
+        bitwise = {"bitwise_and": "&", "bitwise_or": "|", "bitwise_xor": "^"}
         if op in bitwise:
             return f"{t}({args[0]} {bitwise[op]} {args[1]})"
+        if op in ("shift_left", "shift_right"):
+            # numpy's rule: an amount outside [0, bits) gives 0 (or the sign, shifting right)
+            x, n = args
+            width = dtypes.bits(e.dtype)
+            fill = "0" if op == "shift_left" or not dtypes.is_signed(e.dtype) else \
+                f"(-1 if {x} < 0 else 0)"
+            sym = "<<" if op == "shift_left" else ">>"
+            return f"({t}({x} {sym} {n}) if 0 <= {n} < {width} else {t}({fill}))"
         raise CudaCodegenError(f"cuda codegen: unknown intrinsic {op}")
 
     @staticmethod

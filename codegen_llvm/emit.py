@@ -363,12 +363,11 @@ class Emitter(CallEmitter):
             return b.fdiv(one, b.fadd(one, ex))
         if e.op in LIBM:
             return self._libm(LIBM[e.op], args[0], t)
-        bitwise = {"bitwise_and": "and_", "bitwise_or": "or_", "bitwise_xor": "xor",
-                   "shift_left": "shl"}
+        bitwise = {"bitwise_and": "and_", "bitwise_or": "or_", "bitwise_xor": "xor"}
         if e.op in bitwise:
             return getattr(b, bitwise[e.op])(*args)
-        if e.op == "shift_right":
-            return b.ashr(*args) if dtypes.is_signed(e.dtype) else b.lshr(*args)
+        if e.op in ("shift_left", "shift_right"):
+            return self._shift(e.op, args[0], args[1], e.dtype, t)
         if e.op == "fmod":
             return b.frem(*args)                 # LLVM's frem is C's fmod
         if e.op == "popcount":
@@ -442,6 +441,21 @@ class Emitter(CallEmitter):
                 parts = merged
             return parts[0]
         return None
+
+    def _shift(self, op, x, amount, dtype, t):
+        """numpy's shifts: an amount of the bit width or more (negative ones too, read
+        unsigned) gives 0, or the sign for an arithmetic right shift; LLVM's shl / ashr /
+        lshr by such an amount are poison."""
+        b = self.b
+        width = dtypes.bits(dtype)
+        big = b.icmp_unsigned(">=", amount, self._splat(width, t))
+        amt = b.and_(amount, self._splat(width - 1, t))
+        if op == "shift_left":
+            return b.select(big, self._splat(0, t), b.shl(x, amt))
+        if dtypes.is_signed(dtype):
+            fill = b.ashr(x, self._splat(width - 1, t))
+            return b.select(big, fill, b.ashr(x, amt))
+        return b.select(big, self._splat(0, t), b.lshr(x, amt))
 
     def _splat(self, value, t):
         if isinstance(t, ir.VectorType):

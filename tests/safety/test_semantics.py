@@ -417,3 +417,45 @@ def test_fuzz_case_101488_runs_in_a_subprocess():
                           timeout=300, cwd=root, env=dict(os.environ, TW_ROOT=str(root)))
     assert proc.returncode == 0, proc.stdout[-1000:] + proc.stderr[-2000:]
     assert proc.stdout.startswith("pass"), proc.stdout[-1000:]
+
+
+# --------------------------------------------------------------------------- shifts by the
+# bit width or more (or a negative amount) follow numpy (0, or the sign shifting right); in
+# LLVM they were poison
+
+@pytest.mark.parametrize("dtype", ["int8", "uint8", "int32", "uint32", "int64"])
+@pytest.mark.parametrize("vectorize", [False, True])
+def test_shifts_out_of_range_follow_numpy(dtype, vectorize):
+    x = np.array([5, -5, 1, -1, 7, 100, -100, 3], dtype=np.int64).astype(dtype)
+    bits = np.dtype(dtype).itemsize * 8
+    amt = np.array([bits, bits + 3, 1, bits - 1, 0, 2 * bits, 3, bits], dtype=np.int64)
+    if dtype.startswith("int"):
+        amt[3] = -1
+    amt = amt.astype(dtype)
+    X = te.placeholder((8,), dtype, name="X")
+    S = te.placeholder((8,), dtype, name="S")
+    L = te.compute((8,), lambda i: X[i] << S[i], name="L")
+    R = te.compute((8,), lambda i: X[i] >> S[i], name="R")
+    s = te.create_schedule([L.op, R.op])
+    if vectorize:
+        s[L].vectorize(L.op.axis[0])
+        s[R].vectorize(R.op.axis[0])
+    verify_schedule(s, [X, S, L, R], [x, amt], [np.zeros(8, dtype), np.zeros(8, dtype)],
+                    lambda x, a: [np.left_shift(x, a), np.right_shift(x, a)])
+
+
+def test_gpu_shifts_out_of_range_follow_numpy():
+    x = np.array([5, -5, 1, -1, 7, 100, -100, 3], "int32")
+    amt = np.array([32, 35, 1, -1, 0, 64, 3, 32], "int32")
+    X = te.placeholder((8,), "int32", name="X")
+    S = te.placeholder((8,), "int32", name="S")
+    L = te.compute((8,), lambda i: X[i] << S[i], name="L")
+    R = te.compute((8,), lambda i: X[i] >> S[i], name="R")
+    s = te.create_schedule([L.op, R.op])
+    for T in (L, R):
+        s[T].bind(T.op.axis[0], te.thread_axis("threadIdx.x"))
+    f = te.build(s, [X, S, L, R], target="cuda")
+    lo, ro = np.zeros(8, "int32"), np.zeros(8, "int32")
+    f(x, amt, lo, ro)
+    np.testing.assert_array_equal(lo, np.left_shift(x, amt))
+    np.testing.assert_array_equal(ro, np.right_shift(x, amt))
