@@ -4,7 +4,8 @@
 concrete shape and dtype, and returns the output tensor (or a tuple of them). The result is a
 ``TEFunction``: call it on ``nn.Tensor`` s (``f(x, w)``, or ``f.apply(x, w)``) and it runs the
 declaration compiled with a default schedule (``default_schedule`` on the CPU: elementwise
-intermediates inlined, the outer axes of every other stage fused and parallel;
+intermediates inlined where that recomputes little, the outer axes of every other stage fused
+and parallel, the inner ones vectorized;
 ``nn.ops.gpu.schedule_auto`` for cuda tensors), records a node whose backward is the
 declaration's adjoint derived by ``te.gradient`` and compiled the same way, itself a
 ``TEFunction`` (so gradients can be differentiated again). Shapes are taken from each call's
