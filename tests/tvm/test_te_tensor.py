@@ -316,8 +316,6 @@ def test_tensor_inputs():
     assert tuple(y.op.input_tensors) == (x,)
 
 
-@pytest.mark.xfail(reason="tensorize (another part of issue 17, in progress): a DeclBuffer passed to call_packed",
-                   strict=False)
 def test_tensor_pool():
     def intrin_pool():
         A = te.placeholder((64, 16, 16), name="A")
