@@ -239,10 +239,15 @@ class CudaEmitter(CudaCallEmitter):
         if dtypes.is_float(e.value.dtype) and dtypes.is_int(e.dtype):
             # saturating, NaN -> 0, as the CPU backend (te.dtypes.float_to_int): the simulator's
             # math.trunc(nan) would raise; on the GPU cvt.rzi saturates already
+            # (te.dtypes.float_to_int: int64 saturating, then wrapped to the target)
             t = NUMBA_TYPE[e.dtype]
-            lo, hi = dtypes.min_value(e.dtype), dtypes.max_value(e.dtype)
-            return (f"({t}(0) if {v} != {v} else {t}({lo}) if {v} <= {lo} else "
-                    f"{t}({hi}) if {v} >= {hi} else {t}(math.trunc({v})))")
+            top = 2.0 ** 63
+            wide = (f"(i64(0) if {v} != {v} else i64({-2**63}) if {v} < {-top!r} else "
+                    f"i64({2**63 - 1}) if {v} >= {top!r} else i64(math.trunc({v})))")
+            if dtypes.element(e.dtype) == "uint64":
+                return (f"(u64({2**64 - 1}) if {v} >= {2.0**64!r} else "
+                        f"u64(math.trunc({v})) if {v} >= {top!r} else u64({wide}))")
+            return f"{t}({_wrapped(wide, 'int64', e.dtype)})"
         if e.dtype == "float16":
             return f"f32(f16({v}))"
         if dtypes.is_int(e.dtype) and dtypes.is_int(e.value.dtype):

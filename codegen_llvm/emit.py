@@ -320,11 +320,7 @@ class Emitter(CallEmitter):
                 return self.convert(v, dtypes.with_lanes("float32", dtypes.lanes(dst)), dst)
             return b.sitofp(v, dt) if dtypes.is_signed(src) else b.uitofp(v, dt)
         if fsrc:
-            # saturating, NaN -> 0: fptosi / fptoui of NaN or of a value out of range is poison
-            # in LLVM (a branch on it let LLVM delete a whole function: a call into nothing)
-            kind = "fptosi" if dtypes.is_signed(dst) else "fptoui"
-            fn = self._declare(f"llvm.{kind}.sat.{mangle(dt)}.{mangle(st)}", dt, [st])
-            return b.call(fn, [v])
+            return self._float_to_int(v, st, dt, dst)
         ws, wd = _width(st), _width(dt)
         if ws == wd:
             return v
@@ -441,6 +437,22 @@ class Emitter(CallEmitter):
                 parts = merged
             return parts[0]
         return None
+
+    def _float_to_int(self, v, st, dt, dst):
+        """te.dtypes.float_to_int: truncate into int64 saturating (NaN -> 0), then wrap to the
+        target; uint64 takes values from 2**63 up through fptoui. A plain fptosi / fptoui of
+        NaN or of a value out of range is poison in LLVM (a branch on one let LLVM delete a
+        function's body: the call jumped into nothing)."""
+        b = self.b
+        lanes = dt.count if isinstance(dt, ir.VectorType) else None
+        i64 = ir.VectorType(ir.IntType(64), lanes) if lanes else ir.IntType(64)
+        sat = self._declare(f"llvm.fptosi.sat.{mangle(i64)}.{mangle(st)}", i64, [st])
+        wide = b.call(sat, [v])
+        if dtypes.element(dst) == "uint64":
+            usat = self._declare(f"llvm.fptoui.sat.{mangle(i64)}.{mangle(st)}", i64, [st])
+            top = b.fcmp_ordered(">=", v, self._splat(2.0 ** 63, st))
+            return b.select(top, b.call(usat, [v]), wide)
+        return wide if _width(dt) == 64 else b.trunc(wide, dt)
 
     def _shift(self, op, x, amount, dtype, t):
         """numpy's shifts: an amount of the bit width or more (negative ones too, read

@@ -122,19 +122,25 @@ def max_value(dtype: str):
 
 
 def float_to_int(x, dtype):
-    """Float -> integer conversion as every backend does it: truncate toward zero, saturate at
-    the dtype's ends, NaN -> 0 (LLVM's fptosi.sat / fptoui.sat, the GPU's cvt.rzi; numpy's
-    astype leaves NaN and out-of-range values undefined, and in LLVM they are poison)."""
+    """Float -> integer conversion as every backend does it: truncate toward zero into int64,
+    saturating at int64's ends (NaN -> 0), then wrap to ``dtype`` as an integer conversion does
+    (float32 -2.2 -> uint8 is 254, as numpy and PyTorch give on x86); uint64 takes values from
+    2**63 up unwrapped, saturating at its end. LLVM's plain fptosi / fptoui of NaN or of an
+    out-of-range value is poison: the backends use the saturating forms (fptosi.sat)."""
     dt = np.dtype(element(dtype) if isinstance(dtype, str) else dtype)
-    info = np.iinfo(dt)
-    v = np.asarray(x, dtype=np.float64)
-    t = np.trunc(v)
-    nan = np.isnan(t)
-    big = t >= float(info.max)          # float(max) rounds up for 64 bits: >= catches it
-    small = t <= float(info.min)
-    safe = np.where(nan | big | small, 0, t)
-    with np.errstate(invalid="ignore"):
-        out = safe.astype(dt)
-    out = np.where(big, np.array(info.max, dt), out)
-    out = np.where(small, np.array(info.min, dt), out)
-    return out.astype(dt)[()]
+    v = np.trunc(np.asarray(x, dtype=np.float64))
+    nan = np.isnan(v)
+    top = 2.0 ** 63
+    big, small = v >= top, v < -top
+    safe = np.where(nan | big | small, 0.0, v)
+    with np.errstate(invalid="ignore", over="ignore"):
+        wide = safe.astype(np.int64)
+        wide = np.where(big, np.int64(2**63 - 1), wide)
+        wide = np.where(small, np.int64(-2**63), wide)
+        if dt == np.uint64:
+            out = wide.astype(np.uint64)                    # below 2**63: int64, wrapped
+            mid = big & (v < 2.0 ** 64)
+            upper = np.where(mid, v - top, 0.0).astype(np.uint64) + np.uint64(2**63)
+            out = np.where(mid, upper, out)
+            return np.where(v >= 2.0 ** 64, np.uint64(2**64 - 1), out).astype(dt)[()]
+        return wide.astype(dt)[()]
