@@ -17,7 +17,7 @@ from te.scan import ScanOp
 from te.tensor import COMM_REDUCE, ComputeOp, Range
 
 from .simplify import INF, can_prove, const_bounds, simplify
-from .schedule import check_attach, legalize_attach, place_groups
+from .attach import check_attach, legalize_attach, place_groups
 from .stage import Fuse, ScheduleError, Singleton, Split
 
 
