@@ -490,7 +490,7 @@ class CudaEmitter(CudaCallEmitter):
                 name = self.names(buf, buf.name)
                 # defined once per kernel, at the first allocation: numba needs a definition
                 # on every path to a read (guarded partial tiles assign under conditions)
-                if name not in self.declared:
+                if name not in self.declared and size.value > 0:     # (size 0: unread)
                     self.declared.add(name)
                     zero = f"{NUMBA_TYPE[buf.dtype]}(0)"
                     self.emit(" = ".join(f"{name}_{k}" for k in range(size.value)) +
@@ -499,7 +499,9 @@ class CudaEmitter(CudaCallEmitter):
             # 16-byte aligned shared arrays let NVVM merge four neighbouring 32-bit loads
             # into one 128-bit ld.shared.v4 (numba's simulator takes no alignment argument)
             align = ", alignment=16" if kind == "shared" and self.align_shared else ""
-            self.emit(f"{self.names(buf, buf.name)} = cuda.{kind}.array({size.value}, "
+            # a size-0 buffer (an empty stage: nothing reads it) gets one element: the
+            # simulator cannot make an empty array
+            self.emit(f"{self.names(buf, buf.name)} = cuda.{kind}.array({max(size.value, 1)}, "
                       f"{NUMBA_TYPE[buf.dtype]}{align})", indent)
         # Statements that fill shared buffers are fenced by barriers: before (the previous
         # readers are done) and after (the data is there). Consecutive fills share the pair

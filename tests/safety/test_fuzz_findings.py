@@ -510,3 +510,23 @@ def test_f11_int8_arithmetic_in_a_select_condition_wraps_as_numpy(n):
     with np.errstate(over="ignore"):
         verify_schedule(s, [A, B], [a], [np.zeros((n, cols), "int8")], ref)
 
+
+
+# --------------------------------------------------------------------------- F14 (GPU
+# subset): a size-0 stage attached inside a kernel made a size-0 cuda array, which numba's
+# simulator cannot make
+
+def test_f14_gpu_size0_stage_attached_in_a_kernel():
+    C = te.compute((8, 5, 0), lambda i0, i1, i2: te.const(21, "uint8"), name="C")
+    B = te.compute((8, 5, 0), lambda i0, i1, i2: te.max((i1 - 6).astype("float32"),
+                                                        C[i0, i1, i2].astype("float32")),
+                   name="B")
+    s = te.create_schedule(B.op)
+    B_c = s.cache_write(B, "local")
+    s[C].compute_at(s[B_c], B_c.op.axis[1])
+    s[B].bind(s[B].leaf_iter_vars[0], te.thread_axis("blockIdx.x"))
+    s[B_c].compute_at(s[B], s[B].leaf_iter_vars[0])
+    f = te.build(s, [B], target="cuda")
+    b = np.zeros((8, 5, 0), "float32")
+    f(b)
+    assert b.shape == (8, 5, 0)
