@@ -15,13 +15,12 @@ from te.extern import ExternBuffer, ExternOp
 from te.scan import ScanOp
 from te.tensor import COMM_REDUCE, ComputeOp, PlaceholderOp, Tensor
 
-from .functor import substitute as ir_substitute
 from .bound import _loads, axis_values, loop_ranges, pass_up
 from .check_reads import check_reads
 from .ir import (Allocate, Buffer, BufferLoad, BufferRef, BufferStore, Evaluate, For, ForKind,
                  IfThenElse, LetStmt, PrimFunc, Stmt, seq, storage_sync)
 from .ir_builder import extern_body
-from .simplify import can_prove, simplify, skey
+from .simplify import INF, can_prove, simplify, skey
 from .stage import Fuse, ScheduleError, Split
 
 
@@ -184,30 +183,8 @@ class _Builder:
         vmap = axis_values(sb.root, offsets, self.ranges)
         conv = _ToBufferLoad(self)
         bufs = [self.stage_buffer(stage, k) for k in range(op.num_outputs)]
-        if bufs[0] in self.full_bufs:           # arguments are stored at their full shape
-            store_idx = tuple(vmap[iv.var] for iv in op.axis)
-        else:
-            store_idx = tuple(offsets[iv] for iv in op.axis)
-        data_conds = []
-        for iv in op.axis:
-            data_conds += self._guards(iv, offsets[iv], vmap[iv.var], sb)
-        data_conds += _inner_split_guards(stage, offsets, sb, reduce=False)
-        init_conds = list(data_conds)
-        bound_conds = list(data_conds)          # the tails of split axes, no store predicate
-        if stage.store_predicate is not None:
-            # on thread indices (their loops' variables) or on the stage's own axes (their
-            # values from the loops after splits and fuses)
-            names = {iv.var: vmap[iv.var] for iv in op.axis}
-            names.update({a.bind.var: lv.var for lv, a in stage.iter_attrs.items()
-                          if a.bind is not None})
-            pred = conv.visit(substitute(stage.store_predicate, names))
-            data_conds.append(pred)
-            # a predicate on reduction axes guards the update only (as TVM): the init runs
-            # before the reduction loops
-            reduce_vars = {iv.var for iv in op.reduce_axis}
-            reduce_vars |= {lv.var for lv in leaves if lv.iter_type == COMM_REDUCE}
-            if not reduce_vars & set(free_vars(pred)):
-                init_conds.append(pred)
+        store_idx, data_conds, _, bound_conds = self._store_part(
+            stage, {lv: lv.var for lv in leaves}, offsets, vmap, bufs, conv)
         body = self.bodies[stage]
         if isinstance(body[0], Reduce):
             body = _bind_combiner(body, vmap)
@@ -227,8 +204,7 @@ class _Builder:
             init_pos = next((p for p, lv in enumerate(leaves) if lv.iter_type == COMM_REDUCE),
                             len(leaves))
             _check_shift_recompute(stage, init_pos, sb)
-            init = self._reduce_init(stage, red, bufs, store_idx, init_pos, init_conds, conv,
-                                     vmap)
+            init = self._reduce_init(stage, red, bufs, init_pos, conv)
         else:
             stores = [BufferStore(b, conv.visit(substitute(v, vmap)), store_idx)
                       for b, v in zip(bufs, body)]
@@ -243,6 +219,40 @@ class _Builder:
         if init_pos == 0:
             stmt = seq(init, stmt)
         return stmt
+
+    def _store_part(self, stage, leaf_values, offsets, vmap, bufs, conv):
+        """The store index of a stage's outputs at the loop values ``leaf_values`` (with the
+        ``offsets`` and axis values ``vmap`` they give) and the conditions on it: those of the
+        update (split tails and the store predicate), those of a reduction's init (the
+        predicate only where it does not read a reduction axis, as TVM) and the split tails
+        alone."""
+        op, sb = stage.op, self.bounds[stage]
+        if bufs[0] in self.full_bufs:           # arguments are stored at their full shape
+            store_idx = tuple(vmap[iv.var] for iv in op.axis)
+        else:
+            store_idx = tuple(offsets[iv] for iv in op.axis)
+        data_conds = []
+        for iv in op.axis:
+            data_conds += self._guards(iv, offsets[iv], vmap[iv.var], sb)
+        data_conds += _inner_split_guards(stage, offsets, sb, reduce=False)
+        init_conds = list(data_conds)
+        bound_conds = list(data_conds)          # the tails of split axes, no store predicate
+        if stage.store_predicate is not None:
+            # on thread indices (their loops' variables) or on the stage's own axes (their
+            # values from the loops after splits and fuses)
+            names = {iv.var: vmap[iv.var] for iv in op.axis}
+            names.update({a.bind.var: leaf_values.get(lv, lv.var)
+                          for lv, a in stage.iter_attrs.items() if a.bind is not None})
+            pred = conv.visit(substitute(stage.store_predicate, names))
+            data_conds.append(pred)
+            # a predicate on reduction axes guards the update only (as TVM): the init runs
+            # before the reduction loops
+            reduce_vars = {iv.var for iv in op.reduce_axis}
+            reduce_vars |= {lv.var for lv in stage.leaf_iter_vars
+                            if lv.iter_type == COMM_REDUCE}
+            if not reduce_vars & set(free_vars(pred)):
+                init_conds.append(pred)
+        return store_idx, data_conds, init_conds, bound_conds
 
     def _scan_nest(self, stage):
         """The inits, then a serial loop over the steps that computes each step's body."""
@@ -323,6 +333,13 @@ class _Builder:
             raise ScheduleError(f"cross-thread reduction of stage {stage.name}: data-parallel "
                                 f"axes {', '.join(inner_data)} are inside the reduction loops; "
                                 "put the reduction axes innermost")
+        data = _derived_all(stage.relations, op.axis)
+        mixed = [lv.var.name for lv in leaves[p0:] if lv in data]
+        if mixed:
+            raise ScheduleError(f"cross-thread reduction of stage {stage.name}: "
+                                f"{', '.join(mixed)} fuses data-parallel axes with reduction "
+                                "axes; the threads reduce one output at a time: fuse only "
+                                "reduction axes together")
         T = sb.extents[tleaf]
         if not isinstance(T, IntImm):
             raise ScheduleError(f"cross-thread reduction of stage {stage.name}: axis "
@@ -440,24 +457,41 @@ class _Builder:
             stmt = LetStmt(v, s, stmt)
         return stmt
 
-    def _reduce_init(self, stage, red, bufs, idx, init_pos, conds, conv, vmap):
-        sb = self.bounds[stage]
+    def _reduce_init(self, stage, red, bufs, init_pos, conv):
+        """The loops that store the reduction's identity (or init) into every output that
+        the loops inside ``init_pos`` (the first reduction leaf) reduce into.
+
+        They iterate the data leaves inside it and, for a leaf that fuses data axes with
+        reduction axes, those data axes themselves (the pieces of data that flow into it):
+        the fused leaf's own loop would cover no output when a reduction extent is 0. The
+        leaves outside ``init_pos`` keep their loops' values (a data axis split with one
+        piece outside has that piece fixed)."""
+        sb, leaves = self.bounds[stage], stage.leaf_iter_vars
+        reduce = _derived_all(stage.relations, stage.op.reduce_axis)
+        values = {lv: lv.var for lv in leaves[:init_pos]}
+        loops = []                              # (IterVar, its init loop's variable, kind)
+        for lv in leaves[init_pos:]:
+            if lv not in reduce:                # a data leaf
+                kind = self._kind(stage, lv)
+                loops.append((lv, kind if kind != ForKind.PARALLEL else ForKind.SERIAL))
+            else:                               # its data pieces, if any (a fused leaf)
+                loops += [(iv, ForKind.SERIAL) for iv in _data_sources(stage.relations, lv,
+                                                                       reduce)
+                          if iv not in (x for x, _ in loops)]
+        for iv, _ in loops:
+            var = values[iv] = Var(iv.var.name + "_init", iv.var.dtype)
+            ext = sb.extents[iv]
+            self.ranges[var] = (0, ext.value - 1) if isinstance(ext, IntImm) else (0, INF)
+        offsets = pass_up(stage.relations, values, sb.extents)
+        vmap = axis_values({iv: sb.root[iv] for iv in stage.op.axis}, offsets, self.ranges)
+        idx, _, conds, _ = self._store_part(stage, values, offsets, vmap, bufs, conv)
         inits = red.init if red.init else red.combiner.identity
         inits = [conv.visit(substitute(i, vmap)) for i in inits]
-        data = _derived_all(stage.relations, stage.op.axis)
-        # the data leaves inside the first reduction loop, and the leaves that fuse a data
-        # axis with a reduction axis (their loop covers outputs too: each is initialized)
-        loops = [lv for lv in stage.leaf_iter_vars[init_pos:]
-                 if lv.iter_type != COMM_REDUCE or lv in data]
-        rename = {lv.var: Var(lv.var.name + "_init", lv.var.dtype) for lv in loops}
         stores = [BufferStore(b, v, idx) for b, v in zip(bufs, inits)]
-        stmt = ir_substitute(_guard(seq(*stores), conds, self.ranges), rename)
-        for lv in reversed(loops):
-            kind = self._kind(stage, lv)
-            if kind == ForKind.PARALLEL:
-                kind = ForKind.SERIAL
-            stmt = For(rename[lv.var], const(0), sb.extents[lv], kind, stmt,
-                       self._tag(stage, lv))
+        stmt = _guard(seq(*stores), conds, self.ranges)
+        for iv, kind in reversed(loops):
+            stmt = For(values[iv], const(0), sb.extents[iv], kind, stmt,
+                       self._tag(stage, iv) if iv in leaves else "")
         return stmt
 
     def _kind(self, stage, lv):
@@ -541,6 +575,21 @@ def _derived_all(relations, roots) -> set:
     for iv in roots:
         found |= _derived(relations, iv)
     return found
+
+
+def _data_sources(relations, iv, reduce) -> list:
+    """The IterVars of data only (outside ``reduce``, the IterVars made from reduction axes)
+    that flow into ``iv`` through fuses and splits, outermost first: none for a reduction
+    axis, ``j`` for ``fuse(j, k)`` or its split pieces, ``ii`` for ``fuse(ii, k)``."""
+    if iv not in reduce:
+        return [iv]
+    for rel in relations:
+        if isinstance(rel, Split) and iv in (rel.outer, rel.inner):
+            return _data_sources(relations, rel.parent, reduce)
+        if isinstance(rel, Fuse) and iv is rel.fused:
+            return (_data_sources(relations, rel.outer, reduce) +
+                    _data_sources(relations, rel.inner, reduce))
+    return []                                   # a reduction axis
 
 
 def _derived(relations, iv) -> set:

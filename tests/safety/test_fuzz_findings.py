@@ -530,3 +530,123 @@ def test_f14_gpu_size0_stage_attached_in_a_kernel():
     b = np.zeros((8, 5, 0), "float32")
     f(b)
     assert b.shape == (8, 5, 0)
+
+
+# --------------------------------------------------------------------------- F13: a data
+# axis fused with a reduction axis (its loop initializes the outputs it covers): the init
+# iterates the data pieces of the fused leaf, so that it runs also where the reduction is empty
+
+def _row_max(n, rows=3, cols=10):
+    """B[i, j] = max over k < n of A[i, k] * (j + 1): -inf where n is 0."""
+    A = te.placeholder((rows, n), "float32", name="A")
+    k = te.reduce_axis((0, n), name="k")
+    B = te.compute((rows, cols), lambda i, j: te.max(A[i, k] * (j + 1).astype("float32"),
+                                                     axis=k), name="B")
+    return A, B, k
+
+
+def _row_max_ref(cols):
+    def ref(a):
+        if a.shape[1] == 0:
+            return np.full((a.shape[0], cols), -np.inf, "float32")
+        return (a[:, :, None] * np.arange(1, cols + 1, dtype="float32")).max(axis=1)
+    return ref
+
+
+def _inputs(shape, seed=13):
+    return [np.random.RandomState(seed).uniform(-3, 3, shape).astype("float32")]
+
+
+def test_f13_reproducer_min_over_an_empty_axis_fused_with_a_data_axis():
+    k = te.reduce_axis((0, 0), name="k")
+    A = te.placeholder((3,), name="A")
+    B = te.compute((3, 16), lambda i, j: te.min(A[i], axis=k), name="B")
+    s = te.create_schedule(B.op)
+    s[B].split(s[B].leaf_iter_vars[0], factor=8)
+    s[B].fuse(s[B].leaf_iter_vars[2], s[B].leaf_iter_vars[3])   # j with k
+    assert "inf" in str(te.lower(s, [A, B]))                     # the init is there
+    verify_schedule(s, [A, B], _inputs((3,)), [np.zeros((3, 16), "float32")],
+                    lambda a: np.full((3, 16), np.inf, "float32"))
+
+
+@pytest.mark.parametrize("n", [0, 5])
+@pytest.mark.parametrize("order", ["jk", "kj", "ikj", "kij"])
+def test_f13_symbolic_reduce_extent_fused_with_data_axes(order, n):
+    m = te.var("m")
+    A, B, k = _row_max(m)
+    s = te.create_schedule(B.op)
+    i, j = B.op.axis
+    axes = {"i": i, "j": j, "k": k}
+    s[B].reorder(*[axes[a] for a in (order if "i" in order else "i" + order)])
+    s[B].fuse(*[axes[a] for a in order])
+    verify_schedule(s, [A, B], _inputs((3, n)), [np.zeros((3, 10), "float32")],
+                    _row_max_ref(10))
+
+
+@pytest.mark.parametrize("n", [0, 4])
+@pytest.mark.parametrize("outer_inside", [False, True])
+def test_f13_split_data_axis_inner_piece_fused_with_the_reduction(n, outer_inside):
+    """j (10) split by 4 (a guarded tail), ji fused with k: jo outside the reduction (its
+    value fixed by its loop), or inside it, after the fused leaf."""
+    A, B, k = _row_max(n)
+    s = te.create_schedule(B.op)
+    i, j = B.op.axis
+    jo, ji = s[B].split(j, factor=4)
+    if outer_inside:
+        s[B].reorder(i, ji, k, jo)
+    else:
+        s[B].reorder(i, jo, ji, k)
+    s[B].fuse(ji, k)
+    verify_schedule(s, [A, B], _inputs((3, n)), [np.zeros((3, 10), "float32")],
+                    _row_max_ref(10))
+
+
+@pytest.mark.parametrize("n", [0, 3, 9])
+def test_f13_split_of_the_fused_leaf(n):
+    A, B, k = _row_max(n)
+    s = te.create_schedule(B.op)
+    i, j = B.op.axis
+    f = s[B].fuse(j, k)
+    fo, fi = s[B].split(f, factor=4)
+    s[B].reorder(fo, i, fi)
+    verify_schedule(s, [A, B], _inputs((3, n)), [np.zeros((3, 10), "float32")],
+                    _row_max_ref(10))
+
+
+@pytest.mark.parametrize("n", [0, 6])
+def test_f13_rfactor_stages_with_a_data_axis_fused_into_the_reduction(n):
+    m = te.var("m")
+    A = te.placeholder((5, m), "float32", name="A")
+    k = te.reduce_axis((0, m), name="k")
+    B = te.compute((5,), lambda i: te.sum(A[i, k], axis=k), name="B")
+    s = te.create_schedule(B.op)
+    ko, ki = s[B].split(k, factor=4)
+    BF = s.rfactor(B, ki)
+    s[BF].fuse(s[BF].op.axis[1], s[BF].op.reduce_axis[0])     # i with ko in the factor stage
+    s[B].fuse(B.op.axis[0], s[B].op.reduce_axis[0])           # i with ki in the final sum
+    verify_schedule(s, [A, B], _inputs((5, n)), [np.zeros((5,), "float32")],
+                    lambda a: a.sum(axis=1), rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("n", [0, 5])
+@pytest.mark.parametrize("attached", [False, True])
+def test_f13_cache_write_stage_with_a_data_axis_fused_into_the_reduction(n, attached):
+    A, B, k = _row_max(n)
+    s = te.create_schedule(B.op)
+    BL = s.cache_write(B, "local")
+    if attached:
+        s[BL].compute_at(s[B], B.op.axis[0])
+    s[BL].fuse(BL.op.axis[1], BL.op.reduce_axis[0])
+    verify_schedule(s, [A, B], _inputs((3, n)), [np.zeros((3, 10), "float32")],
+                    _row_max_ref(10))
+
+
+def test_f13_cross_thread_reduction_over_a_fused_data_axis_is_refused():
+    A, B, k = _row_max(8)
+    s = te.create_schedule(B.op)
+    i, j = B.op.axis
+    f = s[B].fuse(j, k)
+    s[B].bind(i, te.thread_axis("blockIdx.x"))
+    s[B].bind(f, te.thread_axis("threadIdx.x"))
+    with pytest.raises(ScheduleError, match="B.*j_k_fused fuses data-parallel axes"):
+        te.lower(s, [A, B])
