@@ -113,6 +113,8 @@ class Normalizer:
         if isinstance(e, Var):
             if e in self.lets:
                 return self.lets[e]
+            if self.loops and e in self.loops and const_value(self.loops[e][1]) == 1:
+                return self.loops[e][0]         # a loop of one iteration: its start
             return atom(("var", e))
         if isinstance(e, Add):
             return merge_divmod(add(self(e.a), self(e.b)))

@@ -650,3 +650,33 @@ def test_f13_cross_thread_reduction_over_a_fused_data_axis_is_refused():
     s[B].bind(f, te.thread_axis("threadIdx.x"))
     with pytest.raises(ScheduleError, match="B.*j_k_fused fuses data-parallel axes"):
         te.lower(s, [A, B])
+
+
+# --------------------------------------------------------------------------- F15: a false
+# refusal: loops of one iteration left in an attached region's index (seed 204458):
+# `(x + a + b) % 4 - (x + a) % 4` with b in range(1) is 0, the bound analysis took it as
+# [-3, 3]
+
+def test_f15_one_iteration_loops_in_an_attached_cache_index():
+    n0 = te.var("n0")
+    A0 = te.placeholder((4,), "float32", name="A0")
+    A1 = te.placeholder((n0,), "float32", name="A1")
+    B = te.compute((n0,), lambda i: A0[i % 4] + A1[i], name="B")
+    s = te.create_schedule(B.op)
+    A0_r = s.cache_read(A0, "global", [B])
+    B_c = s.cache_write(B, "local")
+    s[B].vectorize(s[B].leaf_iter_vars[0])
+    s[B].split(s[B].leaf_iter_vars[0], nparts=3)
+    s[A0_r].split(s[A0_r].leaf_iter_vars[0], factor=4)
+    s[A0_r].unroll(s[A0_r].leaf_iter_vars[0])
+    s[A0_r].split(s[A0_r].leaf_iter_vars[1], factor=3)
+    s[B_c].split(s[B_c].leaf_iter_vars[0], nparts=3)
+    s[B_c].split(s[B_c].leaf_iter_vars[1], factor=8)
+    s[B_c].unroll(s[B_c].leaf_iter_vars[2])
+    s[A0_r].compute_at(s[B_c], s[B_c].leaf_iter_vars[0])
+    s[B_c].compute_at(s[B], s[B].leaf_iter_vars[1])
+    for n in (1, 5, 9):
+        a0 = np.arange(4, dtype="float32")
+        a1 = np.ones(n, "float32")
+        verify_schedule(s, [A0, A1, B], [a0, a1], [np.zeros(n, "float32")],
+                        lambda a0, a1: a0[np.arange(len(a1)) % 4] + a1)
