@@ -21,3 +21,8 @@ from . import linalg  # noqa: F401,E402  (torch.linalg: norms and small factoriz
 from .linalg import det, inverse, logdet, slogdet  # noqa: F401,E402  (torch's top level)
 from .linalg import cholesky_deprecated as cholesky  # noqa: F401,E402
 from .serialization import CheckpointError, load, save  # noqa: F401,E402
+from . import quantized, quantization  # noqa: F401,E402  (quantized tensors, their ops)
+from .quantized.dtypes import (qint8, qint32, quint8, per_channel_affine,  # noqa: F401,E402
+                               per_channel_symmetric, per_tensor_affine, per_tensor_symmetric)
+from .quantized.qtensor import cat, concat, quantize_per_channel  # noqa: F401,E402
+from .quantized.qtensor import quantize_per_tensor  # noqa: F401,E402

@@ -58,6 +58,7 @@ class Tensor:
     _epoch = 0          # how many in-place writes inside the graph gave this tensor a new node
     _base_epoch = 0     # for a view: the epoch of its base when the view took its history
     _post_accumulate_hooks = None   # hook id -> hook(tensor), run after .grad accumulates
+    is_quantized = False            # nn.quantized.QTensor's is True
 
     def __init__(self, data: np.ndarray, requires_grad=False):
         self._data = data
