@@ -315,9 +315,9 @@ def quantize_per_channel(input, scales, zero_points, axis, dtype) -> QTensor:
 def cat(tensors, dim=0):
     """``nn.cat``: quantized tensors are joined with the first one's parameters (the others
     requantized, as ``torch.cat`` does); other tensors go to ``nn.functions.cat``."""
-    tensors = list(tensors)
-    if not any(isinstance(t, QTensor) for t in tensors):
-        return _float_cat(tensors, dim)
+    if not isinstance(tensors, (list, tuple)) or \
+            not any(isinstance(t, QTensor) for t in tensors):
+        return _float_cat(tensors, dim)     # its checks and messages as they are
     from .functional import cat as quantized_cat
     first = tensors[0]
     if not isinstance(first, QTensor) or first.qscheme() is not per_tensor_affine:
