@@ -8,8 +8,8 @@ serves every scale and zero point of a shape.
 Rounding rules (``rint``: round half to even):
 
 - quantize (PyTorch / fbgemm): ``q = clamp(rint(x * f32(1 / f32(scale)) + zero_point))``
-  in float32, the multiply-add fused per tensor to 8 bits (see ``quantize``); NaN gives ``qmax`` for 8-bit dtypes and ``qmin`` for qint32,
-  as PyTorch's x86 kernels do.
+  in float32, the multiply-add fused per tensor to 8 bits (see ``quantize``); NaN gives
+  ``qmax`` for 8-bit dtypes and ``qmin`` for qint32, as PyTorch's x86 kernels do.
 - dequantize: ``f32(q - zero_point) * f32(scale)`` (per channel: in float64, then float32).
 - float requantization (PyTorch's ``requantize_from_int``):
   ``clamp(zero_point + rint(f32(src) * f32(multiplier)))``.
@@ -78,23 +78,22 @@ def _rint_to_int64(v):
 def saturating_rounding_doubling_high_mul(a, b):
     """gemmlowp's ``SaturatingRoundingDoublingHighMul`` of int32 values held in int64:
     ``(a * b + nudge) / 2**31`` truncated toward zero, ``nudge = 2**30`` for a product >= 0
-    and ``1 - 2**30`` below; ``INT32_MAX`` when ``a == b == INT32_MIN``."""
-    ab = a * b
-    nudge = te.select(ab >= 0, te.const(1 << 30, "int64"), te.const(1 - (1 << 30), "int64"))
-    high = te.truncdiv(ab + nudge, te.const(1 << 31, "int64"))
-    overflow = te.all(a.equal(INT32_MIN), b.equal(INT32_MIN))
-    return te.select(overflow, te.const(INT32_MAX, "int64"), high)
+    and ``1 - 2**30`` below. ``b`` is a multiplier of ``quantize_multiplier`` (>= 0), so the
+    product has ``a``'s sign and its one overflow (``a == b == INT32_MIN``) cannot occur;
+    each operand appears once or twice, which keeps the nested expressions small."""
+    nudge = te.select(a >= 0, te.const(1 << 30, "int64"), te.const(1 - (1 << 30), "int64"))
+    return te.truncdiv(a * b + nudge, te.const(1 << 31, "int64"))
 
 
 def rounding_divide_by_pot(x, exponent):
     """gemmlowp's ``RoundingDivideByPOT``: ``x / 2**exponent`` rounded to nearest, ties away
-    from zero: ``(x >> e) + (remainder > threshold)`` with ``remainder = x & (2**e - 1)`` and
-    ``threshold = (2**e - 1) >> 1`` plus 1 for negative ``x``."""
+    from zero. gemmlowp writes it ``(x >> e) + ((x & mask) > (mask >> 1) + (x < 0))`` with
+    ``mask = 2**e - 1``; the same value is ``(x + 2**e / 2 - (x < 0 and e > 0)) >> e`` (a
+    remainder above the threshold is what carries into the shifted bits)."""
     one, zero = te.const(1, "int64"), te.const(0, "int64")
-    mask = (one << exponent) - one
-    remainder = x & mask
-    threshold = (mask >> one) + te.select(x < zero, one, zero)
-    return (x >> exponent) + te.select(remainder > threshold, one, zero)
+    half = (one << exponent) >> one
+    negative = te.select(te.all(x < zero, exponent > zero), one, zero)
+    return (x + half - negative) >> exponent
 
 
 def fixed_point_multiply(x, multiplier, shift):

@@ -256,3 +256,26 @@ def test_requantize_keeps_dtype_by_default():
     np.testing.assert_array_equal(
         r.int_repr().numpy(), np.clip(3 + np.rint(q.int_repr().numpy() * np.float32(0.5)),
                                       -128, 127))
+
+
+def _fixed_point_kernel(x, p):
+    from nn.quantized import kernels
+    import te
+    return te.compute(x.shape, lambda i: kernels.fixed_point_multiply(
+        x[i].astype("int64"), p[0].astype("int64"), p[1].astype("int64")), name="fpm")
+
+
+def test_fixed_point_multiply_edges_exact():
+    """The te fixed-point multiply on int32 extremes, exact ties of the rounding shift and
+    every shift from -31 to 30, against the reference (gemmlowp's own formulas)."""
+    from nn.ops import cpu
+    rng = np.random.default_rng(8)
+    x = np.concatenate([[0, 1, -1, 2 ** 31 - 1, -2 ** 31, 2 ** 30, -2 ** 30, 3, -3, 5, -5],
+                        rng.integers(-2 ** 31, 2 ** 31, 53)]).astype("int32")
+    x = np.concatenate([x, (rng.integers(-2 ** 20, 2 ** 20, 64) * 2 + 1) << 7]).astype("int32")
+    f = cpu.build(_fixed_point_kernel, [x.shape, (2,)], ["int32", "float64"])
+    for shift in range(-31, 31):
+        for m in (2 ** 30, 2 ** 31 - 1, int(rng.integers(2 ** 30, 2 ** 31)), 0):
+            got = f(x, np.array([m, shift], "float64"))
+            want = [ref_multiply_by_quantized_multiplier(int(v), m, shift) for v in x]
+            np.testing.assert_array_equal(got, want, err_msg=f"m={m} shift={shift}")
