@@ -102,7 +102,7 @@ def _add(a, b, scale, zero_point, mode, relu, what):
             raise NotImplementedError(f"{what}: mode='integer' adds 8-bit tensors (TFLite's "
                                       "Add); use mode='float' for qint32")
         p = kernels.params(*zps, *(v for r in real for v in kernels.quantize_multiplier(r)))
-    ints = base._kernel(kernels.add, a._int._data, b._int._data, p, out_shape=shape,
+    ints = base._kernel(kernels.quantized_add, a._int._data, b._int._data, p, out_shape=shape,
                         qdtype=str(a.dtype), mode=mode, relu=relu)
     return QTensor(ints, a.dtype, scale, zero_point)
 
@@ -132,7 +132,7 @@ def mul(qa, qb, scale, zero_point, mode="float"):
     else:
         p = kernels.params(*zps, *kernels.quantize_multiplier(
             qa.q_scale() * qb.q_scale() / scale))
-    ints = base._kernel(kernels.mul, qa._int._data, qb._int._data, p, out_shape=shape,
+    ints = base._kernel(kernels.quantized_mul, qa._int._data, qb._int._data, p, out_shape=shape,
                         qdtype=str(qa.dtype), mode=mode, relu=False)
     return QTensor(ints, qa.dtype, scale, zero_point)
 

@@ -173,7 +173,7 @@ def requantize(q, p, qdtype, mode):
     return te.compute(q.shape, body, name="requantize", tag="elemwise")
 
 
-def add(a, b, p, qdtype, mode, relu):
+def quantized_add(a, b, p, qdtype, mode, relu):
     """The seeds' quantized Add: both inputs rescaled to the common scale
     ``2 * max(sa, sb) / 2**20``, added in int32 (int64 for qint32), rescaled to the output.
 
@@ -199,7 +199,7 @@ def add(a, b, p, qdtype, mode, relu):
     return broadcast_compute(body, a, b, name="quantized_add", tag="elemwise")
 
 
-def mul(a, b, p, qdtype, mode, relu):
+def quantized_mul(a, b, p, qdtype, mode, relu):
     """Quantized Mul: ``(a - zpa) * (b - zpb)`` in int32 (int64 for qint32), requantized.
     ``p = (zpa, zpb, zpo, f32 multiplier)`` (PyTorch's ``qmul``) or, for ``mode="integer"``,
     ``p = (zpa, zpb, zpo, m, shift)``."""

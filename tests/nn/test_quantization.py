@@ -279,3 +279,28 @@ def test_fixed_point_multiply_edges_exact():
             got = f(x, np.array([m, shift], "float64"))
             want = [ref_multiply_by_quantized_multiplier(int(v), m, shift) for v in x]
             np.testing.assert_array_equal(got, want, err_msg=f"m={m} shift={shift}")
+
+
+def test_quantized_dtypes_and_schemes_as_torch():
+    for name in ("quint8", "qint8", "qint32"):
+        ours, theirs = getattr(nn, name), getattr(torch, name)
+        assert ours == name and repr(ours) == f"nn.{name}"
+        assert ours.itemsize == theirs.itemsize
+        assert ours.is_floating_point == theirs.is_floating_point
+    assert (nn.quint8.storage, nn.qint8.storage, nn.qint32.storage) == ("uint8", "int8",
+                                                                       "int32")
+    for name in ("per_tensor_affine", "per_channel_affine", "per_tensor_symmetric",
+                 "per_channel_symmetric"):
+        assert repr(getattr(nn, name)) == repr(getattr(torch, name)).replace("torch", "nn")
+    assert not nn.zeros(2).is_quantized
+
+
+def test_every_step_is_a_te_kernel():
+    from nn.functions.base import kernel_calls
+    before = dict(kernel_calls)
+    q = nn.quantize_per_tensor(nn.tensor(np.ones(8, "float32")), 0.1, 3, nn.qint8)
+    q.dequantize()
+    tq.requantize(q, 0.2, 0)
+    nn.quantized.QFunctional().add(q, q)
+    for name in ("quantize", "dequantize", "requantize", "quantized_add"):
+        assert kernel_calls[name] == before.get(name, 0) + 1, name
