@@ -49,6 +49,12 @@ def _near_tie(exact, tol=1e-3):
     return np.abs(np.abs(exact - np.floor(exact)) - 0.5) < tol
 
 
+def _near_tie_f32(exact):
+    """Near a tie within torch's float32 error: a few float32 ulps of the value (qint32
+    values reach 10**6 LSB, where float32 resolves only about 0.1 LSB)."""
+    return _near_tie(exact, 1e-3 + np.abs(exact) * 2.5e-7)
+
+
 @pytest.mark.parametrize("dtype", ["quint8", "qint8"])
 @pytest.mark.parametrize("op", ["add", "add_relu"])
 def test_add_matches_torch_but_ties(dtype, op):
@@ -235,7 +241,7 @@ def test_qint32_float_mode_matches_torch():
             got, want = _ints(r), _ints(t)
             differ = got != want
             assert np.abs(got - want).max() <= 1, op
-            assert np.all(_near_tie(exact)[differ]), op
+            assert np.all(_near_tie_f32(exact)[differ]), op
         sm = so * 500
         ours.scale, theirs.scale = sm, sm
         # torch multiplies qint32 in int32 and wraps; ours in int64: compare where it fits
@@ -247,4 +253,4 @@ def test_qint32_float_mode_matches_torch():
         exact = (_ints(a) - za) * (_ints(b) - zb) * (sa * sb / sm)
         differ = (got != want) & fits
         assert np.abs(got - want)[fits].max() <= 1
-        assert np.all(_near_tie(exact)[differ])
+        assert np.all(_near_tie_f32(exact)[differ])
