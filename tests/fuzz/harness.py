@@ -221,11 +221,14 @@ def _describe(err) -> str:
     return f"{type(err).__name__}: {str(err).splitlines()[0] if str(err) else ''}"[:300]
 
 
-def _compare(what, got, want, exact, dt):
+def _compare(what, got, want, exact, dt, source=""):
     if got.shape != want.shape:
         raise Outcome("mismatch", f"{what}: shape {got.shape}, numpy {want.shape}")
     if dtypes.is_float(dt) and not exact:
-        tol = 1e-5 if dt == "float32" else 1e-12
+        # a float64 result computed from float32 values (a float32 sum reassociated by
+        # rfactor / vectorization) carries float32's rounding: float32's tolerance
+        low = dt in ("float16", "float32") or "'float32'" in source or "'float16'" in source
+        tol = 1e-5 if low else 1e-12
         ok = np.isclose(got, want, rtol=tol, atol=tol, equal_nan=True)
     else:
         ok = (got == want) | (np.isnan(got) & np.isnan(want) if dtypes.is_float(dt) else False)
@@ -272,7 +275,7 @@ def _run_cpu(ns, source):
             interpret(lowered, *[np.copy(a) if isinstance(a, np.ndarray) else a
                                  for a in inputs], *outs)
             for k, (o, e) in enumerate(zip(outs, expected)):
-                _compare(f"interpreter output {k}", o, e, ns["EXACT"], out_dtypes[k])
+                _compare(f"interpreter output {k}", o, e, ns["EXACT"], out_dtypes[k], source)
         except Outcome as out:
             interpreted = out
         except Exception as err:
@@ -307,7 +310,8 @@ def _run_cpu(ns, source):
     if expect == "IndexError":
         raise Outcome("mismatch", "compiled code ran an out-of-range gather without IndexError")
     for k, (o, e) in enumerate(zip(g_out, expected)):
-        _compare(f"compiled output {k}", np.asarray(o), e, ns["EXACT"], out_dtypes[k])
+        _compare(f"compiled output {k}", np.asarray(o), e, ns["EXACT"], out_dtypes[k],
+                 source)
     raise interpreted or Outcome("pass")
 
 
@@ -393,5 +397,5 @@ def run_gpu(ns, source):
     if expect == "IndexError":
         raise Outcome("mismatch", "gpu code ran an out-of-range gather without IndexError")
     for k, (o, e) in enumerate(zip(outs, expected)):
-        _compare(f"gpu output {k}", o, e, ns["EXACT"], out_dtypes[k])
+        _compare(f"gpu output {k}", o, e, ns["EXACT"], out_dtypes[k], source)
     return "gpu ok"
