@@ -1,5 +1,6 @@
 """The training tutorial resumed from its checkpoint computes the same losses as a run that
 was never interrupted (issue 6): model, optimizer, epoch and random state are all saved."""
+import pytest
 import os
 import pathlib
 import re
@@ -22,6 +23,7 @@ def run(checkpoint, stop_after=None):
     return dict(re.findall(r"epoch (\d+): loss ([0-9.]+)", proc.stdout)), out
 
 
+@pytest.mark.slow
 def test_resumed_run_repeats_the_uninterrupted_losses(tmp_path):
     whole, _ = run(tmp_path / "a.nn")
     first, out = run(tmp_path / "b.nn", stop_after=0)
@@ -32,6 +34,7 @@ def test_resumed_run_repeats_the_uninterrupted_losses(tmp_path):
     assert {**first, **rest} == whole
 
 
+@pytest.mark.slow
 def test_the_same_script_trains_on_the_gpu(tmp_path):
     """TW_DEVICE=cuda: the model and batches go to the GPU with .to(device) (numba's simulator
     here, at the tutorial's tiniest size); the first epoch's loss equals the CPU run's."""

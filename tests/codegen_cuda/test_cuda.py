@@ -34,6 +34,7 @@ def test_case_matches_numpy(case):
     _check(mod, ins, outs, ref)
 
 
+@pytest.mark.slow
 def test_every_case_compiles_to_ptx():
     env = dict(os.environ, NUMBA_ENABLE_CUDASIM="0")
     proc = subprocess.run([sys.executable, os.path.join(HERE, "ptx_check.py")], env=env,

@@ -1,5 +1,6 @@
 """The GPU benchmark scripts run (on numba's simulator, tiny sizes): a device session's few
 minutes must not be spent on a script that no longer starts."""
+import pytest
 import os
 import subprocess
 import sys
@@ -22,6 +23,7 @@ def test_smoke_builds_and_checks_a_kernel():
     assert "smoke: a 1000-element kernel built, ran and matched numpy" in out
 
 
+@pytest.mark.slow
 def test_gemm_sweep_checks_what_it_times():
     out = _run(os.path.join(GPU, "gemm_sweep.py"), "--size", "24", "--configs", "1")
     assert "correct=True" in out and "failed" not in out

@@ -1,6 +1,7 @@
 """Every kernel of a CNN's training step on the GPU (convolutions, pooling, batch norm,
 dropout, products, cross entropy, Adam), built as for a real GPU and compiled to PTX for sm_90
 by NVVM: see gpu_kernels.py."""
+import pytest
 import os
 import subprocess
 import sys
@@ -15,6 +16,7 @@ def _run(mode, path):
     return proc.stdout
 
 
+@pytest.mark.slow
 def test_training_step_kernels_compile_to_ptx(tmp_path):
     builds = str(tmp_path / "builds.pkl")
     recorded = _run("record", builds)

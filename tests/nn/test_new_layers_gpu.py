@@ -169,6 +169,7 @@ def test_device_argument_places_parameters_on_the_gpu(make):
     assert all(p.device.type == "cuda" for p in m.parameters())
 
 
+@pytest.mark.slow
 def test_composed_functions_and_losses():
     """unfold/fold, embedding bags with offsets, distances and margin losses: the index and
     mask tensors they build from host metadata are made on the input's device."""

@@ -2,6 +2,7 @@
 # renames only (tvm / tvm.te -> te, tvm.tir.const -> te.tir.const, tvm.build -> te.build,
 # tvm.nd -> te.nd, tvm.testing.assert_allclose -> numpy's, tvm.testing.check_numerical_grads
 # -> the local finite-difference checker below); the adaptations are marked "ADAPTED:".
+import pytest
 import numpy as np
 
 import te
@@ -184,6 +185,7 @@ def test_basic_operation():
     check_grad(Y, X)
 
 
+@pytest.mark.slow
 def test_topi():
     X = te.placeholder((1, 2, 4, 4), name="X")
     W = te.placeholder((5, 2, 3, 3), name="W")
@@ -263,6 +265,7 @@ def test_topi():
     check_grad(R, [X, W], data_range=(-1, 1))
 
 
+@pytest.mark.slow
 def test_stride_dilation():
     X = te.placeholder((1, 2, 10, 10), name="X")
     W = te.placeholder((2, 2, 1, 1), name="W")
