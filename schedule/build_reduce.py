@@ -75,9 +75,9 @@ def reduce_init(builder, stage, red, bufs, init_pos, conv):
             kind = builder._kind(stage, lv)
             loops.append((lv, kind if kind != ForKind.PARALLEL else ForKind.SERIAL))
         else:                               # its data pieces, if any (a fused leaf)
-            loops += [(iv, ForKind.SERIAL) for iv in _data_sources(stage.relations, lv,
-                                                                   reduce)
-                      if iv not in (x for x, _ in loops)]
+            for iv in _data_sources(stage.relations, lv, reduce):
+                if iv not in [x for x, _ in loops]:     # (a piece reached twice: once)
+                    loops.append((iv, ForKind.SERIAL))
     for iv, _ in loops:
         var = values[iv] = Var(iv.var.name + "_init", iv.var.dtype)
         ext = sb.extents[iv]

@@ -680,3 +680,21 @@ def test_f15_one_iteration_loops_in_an_attached_cache_index():
         a1 = np.ones(n, "float32")
         verify_schedule(s, [A0, A1, B], [a0, a1], [np.zeros(n, "float32")],
                         lambda a0, a1: a0[np.arange(len(a1)) % 4] + a1)
+
+
+# --------------------------------------------------------------------------- F16 (the final
+# run of session 10, seed 516782): fuse(i, k), split, fuse again: the init nest looped twice
+# over the same data piece (reached through both halves of the split); lowering raised
+# KeyError
+
+@pytest.mark.parametrize("factor", [2, 16])
+def test_f16_fused_split_fused_reduction_leaf(factor):
+    A0 = te.placeholder((5, 4), "uint8", name="A0")
+    k = te.reduce_axis((0, 1), name="k")
+    B = te.compute((5,), lambda i0: te.max(A0[i0, k + 3], axis=k), name="B")
+    s = te.create_schedule(B.op)
+    s[B].fuse(s[B].leaf_iter_vars[0], s[B].leaf_iter_vars[1])
+    s[B].split(s[B].leaf_iter_vars[0], factor=factor)
+    s[B].fuse(s[B].leaf_iter_vars[0], s[B].leaf_iter_vars[1])
+    a = np.random.RandomState(factor).randint(0, 255, (5, 4)).astype("uint8")
+    verify_schedule(s, [A0, B], [a], [np.zeros(5, "uint8")], lambda a: a[:, 3])
