@@ -90,8 +90,8 @@ def main(argv=None):
               f"CPU): {gpu['ran']} ran and matched, {gpu['refused']} refused with a clear "
               f"error, {gpu['not run']} not bindable to blocks (failures are counted above)")
         notrun = collections.Counter(
-            failure_class(r).split("gpu not run: ", 1)[1][:60] for r in results
-            if r["kind"] == "pass" and "gpu not run" in (r["detail"] or ""))
+            re.sub(r"-?\d+", "N", r["detail"].split("gpu not run: ", 1)[1])[:60]
+            for r in results if r["kind"] == "pass" and "gpu not run" in (r["detail"] or ""))
         for key, n in notrun.most_common(4):
             print(f"  {n:5d}  not run: {key}")
     refusals = collections.Counter(failure_class(r).split(": ", 1)[1][:60] for r in results
