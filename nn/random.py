@@ -1,10 +1,15 @@
-"""nn's random state, as ``torch.random``: save it with a checkpoint and restore it, so that a
+"""nn's random state, as ``torch.random``: ``nn.Generator`` objects, the default generator
+that ``nn.manual_seed`` seeds, and its state saved with a checkpoint and restored, so that a
 resumed training run draws the same shuffles and dropout masks as an uninterrupted one.
 
-nn draws every random number (factories, ``nn.init``, dropout masks, data shuffling) from one
-numpy PCG64 generator, ``nn.tensor._generator``, re-created by ``manual_seed``. Its state is
-two 128-bit integers and two small fields; ``get_rng_state`` packs them into a uint8 tensor
-(as PyTorch's is a ByteTensor) that ``nn.save`` can store.
+nn draws every random number (factories, ``nn.init``, dropout masks, data shuffling) from
+``nn.default_generator`` unless a ``generator=`` is passed. An ``nn.Generator`` is a numpy
+PCG64 ``numpy.random.Generator`` (a subclass), so it is accepted wherever nn takes
+``generator=`` (``rand``/``randn``/``randint``/``randperm``/``normal``, ``Tensor.normal_``...,
+``nn.init``, ``RandomSampler``, ``DataLoader``, ``random_split``). Its state is two 128-bit
+integers and two small fields; ``get_state`` packs them into a uint8 tensor of 37 bytes (as
+PyTorch's is a ByteTensor) that ``nn.save`` can store. Streams differ from PyTorch's (its
+Mersenne Twister / Philox); seeding semantics do not.
 """
 from __future__ import annotations
 
@@ -12,53 +17,142 @@ import importlib
 
 import numpy as np
 
+from .device import device as _device
+
 # the module, not the nn.tensor function that shadows it as an attribute of nn
 _tensor = importlib.import_module("nn.tensor")
 
-__all__ = ["get_rng_state", "set_rng_state", "manual_seed", "seed", "initial_seed"]
+__all__ = ["Generator", "default_generator", "get_rng_state", "set_rng_state", "manual_seed",
+           "seed", "initial_seed", "fork_rng"]
 
-manual_seed = _tensor.manual_seed
 _FIELDS = 16 + 16 + 1 + 4       # state, inc (128-bit each), has_uint32, uinteger (32-bit)
 
 
+def _check_seed(value, name):
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        raise TypeError(f"{name}: seed must be an int, got {type(value).__name__}")
+    value = int(value)
+    if not -(1 << 63) <= value < (1 << 64):
+        raise ValueError(f"{name}: seed must be in [-2**63, 2**64), got {value}")
+    return value % (1 << 64)        # PyTorch wraps negative seeds the same way
+
+
+class Generator(np.random.Generator):
+    """A random number generator, as ``torch.Generator``: ``manual_seed``, ``seed``,
+    ``initial_seed``, ``get_state``, ``set_state``; ``device`` is accepted (CPU draws)."""
+
+    def __init__(self, device="cpu"):
+        super().__init__(np.random.PCG64())
+        self.device = _device(device) if isinstance(device, str) else device
+        self._initial = None
+
+    def manual_seed(self, seed) -> Generator:
+        """Re-seed in place; returns the generator."""
+        seed = _check_seed(seed, "Generator.manual_seed")
+        self.bit_generator.state = np.random.PCG64(seed).state
+        self._initial = seed
+        return self
+
+    def seed(self) -> int:
+        """Seed from the operating system's entropy; returns the seed."""
+        value = int(np.random.SeedSequence().entropy % (1 << 63))
+        self.manual_seed(value)
+        return value
+
+    def initial_seed(self) -> int:
+        """The seed of the last ``manual_seed``/``seed`` (a fresh generator seeds itself)."""
+        if self._initial is None:
+            self.seed()
+        return self._initial
+
+    def get_state(self):
+        """The state as a uint8 tensor of 37 bytes."""
+        st = self.bit_generator.state
+        raw = (st["state"]["state"].to_bytes(16, "little")
+               + st["state"]["inc"].to_bytes(16, "little")
+               + bytes([st["has_uint32"]]) + int(st["uinteger"]).to_bytes(4, "little"))
+        return _tensor.tensor(np.frombuffer(raw, np.uint8).copy())
+
+    def set_state(self, new_state) -> Generator:
+        """Restore a state that ``get_state`` returned; returns the generator."""
+        values = new_state.tolist() if hasattr(new_state, "tolist") else list(new_state)
+        raw = bytes(np.asarray(values, np.uint8).reshape(-1))
+        if len(raw) != _FIELDS:
+            raise RuntimeError(f"set_state: expected a uint8 tensor of {_FIELDS} bytes (from "
+                               f"get_state / get_rng_state), got {len(raw)} bytes")
+        self.bit_generator.state = {
+            "bit_generator": "PCG64",
+            "state": {"state": int.from_bytes(raw[:16], "little"),
+                      "inc": int.from_bytes(raw[16:32], "little")},
+            "has_uint32": raw[32], "uinteger": int.from_bytes(raw[33:37], "little")}
+        return self
+
+    def __repr__(self):
+        return f"<nn.Generator object at {id(self):#x}>"
+
+    __str__ = __repr__
+
+    def __reduce__(self):           # DataLoader workers started by spawn get a copy
+        return (_rebuild, (self.device.type, self.bit_generator.state, self._initial))
+
+
+def _rebuild(device, state, initial):
+    g = Generator(device)
+    g.bit_generator.state = state
+    g._initial = initial
+    return g
+
+
+default_generator = Generator()
+default_generator.bit_generator.state = _tensor._generator.bit_generator.state
+_tensor._generator = default_generator
+
+
+def manual_seed(seed) -> Generator:
+    """Seed ``nn.default_generator``; returns it."""
+    return _tensor.manual_seed(seed)
+
+
+def _default() -> Generator:
+    generator = _tensor._generator
+    if not isinstance(generator, Generator):        # replaced from outside: adopt it
+        adopted = Generator()
+        adopted.bit_generator.state = generator.bit_generator.state
+        _tensor._generator = generator = adopted
+    return generator
+
+
 def get_rng_state():
-    """The generator's state as a uint8 tensor of 37 bytes."""
-    bits = _tensor._generator.bit_generator
-    if type(bits).__name__ != "PCG64":
-        raise RuntimeError(f"get_rng_state: nn's generator is a {type(bits).__name__}, not the "
-                           "PCG64 that manual_seed makes")
-    st = bits.state
-    raw = (st["state"]["state"].to_bytes(16, "little") + st["state"]["inc"].to_bytes(16, "little")
-           + bytes([st["has_uint32"]]) + int(st["uinteger"]).to_bytes(4, "little"))
-    return _tensor.tensor(np.frombuffer(raw, np.uint8).copy())
+    """The default generator's state as a uint8 tensor of 37 bytes."""
+    return _default().get_state()
 
 
 def set_rng_state(new_state):
     """Restore a state that ``get_rng_state`` returned."""
-    raw = bytes(np.asarray(new_state.tolist() if hasattr(new_state, "tolist") else new_state,
-                           np.uint8))
-    if len(raw) != _FIELDS:
-        raise RuntimeError(f"set_rng_state: expected a uint8 tensor of {_FIELDS} bytes (from "
-                           f"get_rng_state), got {len(raw)} bytes")
-    bits = np.random.PCG64()
-    bits.state = {"bit_generator": "PCG64",
-                  "state": {"state": int.from_bytes(raw[:16], "little"),
-                            "inc": int.from_bytes(raw[16:32], "little")},
-                  "has_uint32": raw[32], "uinteger": int.from_bytes(raw[33:37], "little")}
-    _tensor._generator = np.random.Generator(bits)
-
-
-_initial = [None]
+    _default().set_state(new_state)
 
 
 def seed() -> int:
-    """Seed the generator from the operating system's entropy; returns the seed."""
-    value = int(np.random.SeedSequence().entropy % (1 << 63))
-    manual_seed(value)
-    _initial[0] = value
-    return value
+    """Seed the default generator from the operating system's entropy; returns the seed."""
+    return _default().seed()
 
 
 def initial_seed() -> int:
-    """The seed of the last ``seed()``/``manual_seed`` made through this module."""
-    return _initial[0] if _initial[0] is not None else seed()
+    """The seed of the default generator's last ``manual_seed``/``seed``."""
+    return _default().initial_seed()
+
+
+class fork_rng:
+    """``with nn.random.fork_rng():`` restores the default generator's state on exit."""
+
+    def __init__(self, devices=None, enabled=True):
+        self.enabled = enabled
+
+    def __enter__(self):
+        if self.enabled:
+            self._state = get_rng_state()
+
+    def __exit__(self, *exc):
+        if self.enabled:
+            set_rng_state(self._state)
+        return False

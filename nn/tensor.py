@@ -1235,9 +1235,13 @@ _generator = np.random.default_rng()
 
 
 def manual_seed(seed):
-    """Seed nn's generator: the random factories, dropout and ``nn.init`` draw from it."""
+    """Seed nn's generator (``nn.default_generator``, in place): the random factories,
+    dropout and ``nn.init`` draw from it. Returns it, as PyTorch's does."""
     global _generator
+    if hasattr(_generator, "manual_seed"):      # nn.Generator (nn.random installs one)
+        return _generator.manual_seed(seed)
     _generator = np.random.default_rng(seed)
+    return _generator
 
 
 def _rng(generator):
