@@ -1,0 +1,244 @@
+"""Fused scaled-dot-product attention for the CPU: FlashAttention's recurrence as one te
+kernel (a ``te.extern`` stage whose loop nest is written with ``te.tir.ir_builder``).
+
+    flash_attention(qT, k, v[, maskT]) -> (out, lse)
+    flash_attention_backward(q, qT, k, v[, maskT], doT, do, lse, delta) -> (dq, dk, dv)
+
+over a batch of ``BH`` (batch x head) blocks: ``qT`` (BH, E, L) is the queries transposed,
+``k`` (BH, S, E), ``v`` (BH, S, Ev); the optional additive mask is transposed too, ``maskT``
+(Bm, Hm, S, Lm) with each of Bm, Hm, Lm either 1 (broadcast) or B, H, L (BH = B * H).
+
+The forward runs, in parallel over (block, 32 queries): for each tile of ``BC`` keys the
+scores ``s = q k^T * scale + mask`` of the tile (in registers, 8 keys x 32 queries at a
+time), their running maximum ``m``, ``p = exp(s - m)``, the running sum ``l`` and the
+accumulator ``acc = acc * exp(m_old - m) + p v``: the L x S score matrix exists one
+BC x 32 tile at a time, never in memory. ``lse = m + log(l)`` is kept for the backward,
+which recomputes ``p = exp(s - lse)`` tile by tile (parallel over blocks: each block's key
+tiles one after the other, its dq accumulated in place):
+
+    dv += p^T do,  dp = do v^T,  ds = p * (dp - delta),  dq += ds k * scale,  dk += ds^T q * scale
+
+with ``delta = rowsum(do * out)``. The queries of a tile are the vector lanes (the 32 lanes
+of two AVX-512 registers), so the row maxima and sums of the online softmax are lane-wise
+vector operations. Fully masked rows (every score -inf) give 0 (PyTorch's math backend on the
+CPU gives NaN; its fused kernels give 0).
+"""
+from __future__ import annotations
+
+import functools
+import math
+
+import numpy as np
+
+import te
+from te.expr import const, floordiv, floormod, select
+
+BR = 32         # queries per tile: the vector lanes
+BC = 64         # keys per tile
+KT = 8          # keys per register tile of the scores (8 x 32 lanes: 16 accumulators)
+NEG_INF = float("-inf")
+
+
+def _chunk(n, best=8):
+    """The largest of best, 4, 2, 1 that divides ``n``."""
+    for c in (best, 4, 2, 1):
+        if n % c == 0:
+            return c
+    return 1
+
+
+def _fmin(a, b):
+    return te.min(a, b)
+
+
+class _Layout:
+    """Sizes and index helpers shared by the forward and the backward."""
+
+    def __init__(self, qT, k, v, mask, heads, causal, scale):
+        self.BH, self.E, self.L = (int(d) for d in qT.shape)
+        self.S = int(k.shape[1])
+        self.Ev = int(v.shape[2])
+        self.H = heads
+        self.causal = causal
+        self.scale = float(scale)
+        self.mshape = None if mask is None else tuple(int(d) for d in mask.shape)
+        self.nqb = -(-self.L // BR)
+        self.nkb = -(-self.S // BC)
+
+    def key(self, j):
+        """Key row ``j`` clamped into range when S is not a multiple of the tile."""
+        return j if self.S % BC == 0 else _fmin(j, self.S - 1)
+
+    def query(self, i):
+        return i if self.L % BR == 0 else _fmin(i, self.L - 1)
+
+    def mask_at(self, M, bh, j, i):
+        Bm, Hm, _, Lm = self.mshape
+        b = floordiv(bh, self.H) if Bm > 1 else 0
+        h = floormod(bh, self.H) if Hm > 1 else 0
+        return M[b, h, j, self.query(i) if Lm > 1 else 0]
+
+    def valid(self, j, i):
+        """The condition that key j is seen by query i (None: always)."""
+        conds = []
+        if self.S % BC:
+            conds.append(j < self.S)
+        if self.causal:
+            conds.append(j <= i)
+        if not conds:
+            return None
+        c = conds[0]
+        for x in conds[1:]:
+            c = te.all(c, x)
+        return c
+
+    def key_tiles_end(self, i0):
+        """The number of key tiles that queries i0 .. i0 + BR - 1 see."""
+        if not self.causal:
+            return self.nkb
+        return te.min(floordiv(i0 + (BR + BC - 1), BC), self.nkb)
+
+    def first_query_tile(self, j0):
+        """The first query tile that sees key tile j0 (causal: the diagonal)."""
+        return floordiv(j0, BR) if self.causal else 0
+
+
+def _scores(ib, lay, s, q, K, M, bh, i0, j0):
+    """s[j, lane] = scale * q . k + mask for the BC keys from j0, -inf where not seen."""
+    f32 = "float32"
+    with ib.for_range(0, BC // KT, name="jt") as jt:
+        with ib.for_range(0, KT, name="jj", kind="unroll") as jj:
+            with ib.for_range(0, BR, name="x", kind="vectorize") as x:
+                s[jt * KT + jj, x] = const(0.0, f32)
+        with ib.for_range(0, lay.E, name="d") as d:
+            with ib.for_range(0, KT, name="jj", kind="unroll") as jj:
+                with ib.for_range(0, BR, name="x", kind="vectorize") as x:
+                    j = j0 + jt * KT + jj
+                    s[jt * KT + jj, x] = s[jt * KT + jj, x] + K[bh, lay.key(j), d] * q[d, x]
+    with ib.for_range(0, BC, name="j") as j:
+        with ib.for_range(0, BR, name="x", kind="vectorize") as x:
+            val = s[j, x]
+            if M is not None:
+                val = val + lay.mask_at(M, bh, j0 + j, i0 + x)
+            cond = lay.valid(j0 + j, i0 + x)
+            if cond is not None:
+                val = select(cond, val, const(NEG_INF, f32))
+            s[j, x] = val
+
+
+def _load_q(ib, lay, q, QT, bh, i0, scale):
+    """q[d, lane] = QT[bh, d, i0 + lane] * scale (0 past L)."""
+    with ib.for_range(0, lay.E, name="d") as d:
+        with ib.for_range(0, BR, name="x", kind="vectorize") as x:
+            val = QT[bh, d, lay.query(i0 + x)]
+            if scale != 1.0:
+                val = val * const(scale, "float32")
+            if lay.L % BR:
+                val = select(i0 + x < lay.L, val, const(0.0, "float32"))
+            q[d, x] = val
+
+
+def _forward_ir(lay, ins, outs):
+    f32 = "float32"
+    ib = te.tir.ir_builder.create()
+    QT, K, V = (ib.buffer_ptr(b) for b in ins[:3])
+    M = ib.buffer_ptr(ins[3]) if lay.mshape is not None else None
+    O, LSE = ib.buffer_ptr(outs[0]), ib.buffer_ptr(outs[1])
+    ec = _chunk(lay.Ev)
+    with ib.for_range(0, lay.BH * lay.nqb, name="task", kind="parallel") as task:
+        bh = floordiv(task, lay.nqb)
+        i0 = floormod(task, lay.nqb) * BR
+        q = ib.allocate(f32, (lay.E, BR), name="q")
+        s = ib.allocate(f32, (BC, BR), name="s")
+        acc = ib.allocate(f32, (lay.Ev, BR), name="acc")
+        m = ib.allocate(f32, (BR,), name="m")
+        l = ib.allocate(f32, (BR,), name="l")
+        mref = ib.allocate(f32, (BR,), name="mref")
+        alpha = ib.allocate(f32, (BR,), name="alpha")
+        _load_q(ib, lay, q, QT, bh, i0, lay.scale)
+        with ib.for_range(0, BR, name="x", kind="vectorize") as x:
+            m[x] = const(NEG_INF, f32)
+            l[x] = const(0.0, f32)
+        with ib.for_range(0, lay.Ev, name="e") as e:
+            with ib.for_range(0, BR, name="x", kind="vectorize") as x:
+                acc[e, x] = const(0.0, f32)
+        with ib.for_range(0, lay.key_tiles_end(i0), name="kb") as kb:
+            j0 = kb * BC
+            _scores(ib, lay, s, q, K, M, bh, i0, j0)
+            # the running maximum; a row with no key seen yet keeps 0 as its reference
+            with ib.for_range(0, BR, name="x", kind="vectorize") as x:
+                mref[x] = m[x]
+            with ib.for_range(0, BC, name="j") as j:
+                with ib.for_range(0, BR, name="x", kind="vectorize") as x:
+                    mref[x] = te.max(mref[x], s[j, x])
+            with ib.for_range(0, BR, name="x", kind="vectorize") as x:
+                new = mref[x]
+                ref = select(new == const(NEG_INF, f32), const(0.0, f32), new)
+                alpha[x] = te.exp(m[x] - ref)
+                m[x] = new
+                mref[x] = ref
+                l[x] = l[x] * alpha[x]
+            with ib.for_range(0, BC, name="j") as j:
+                with ib.for_range(0, BR, name="x", kind="vectorize") as x:
+                    p = ib.let("p", te.exp(s[j, x] - mref[x]))
+                    s[j, x] = p
+                    l[x] = l[x] + p
+            with ib.for_range(0, lay.Ev // ec, name="eo") as eo:
+                with ib.for_range(0, ec, name="ei", kind="unroll") as ei:
+                    with ib.for_range(0, BR, name="x", kind="vectorize") as x:
+                        acc[eo * ec + ei, x] = acc[eo * ec + ei, x] * alpha[x]
+                with ib.for_range(0, BC, name="j") as j:
+                    with ib.for_range(0, ec, name="ei", kind="unroll") as ei:
+                        with ib.for_range(0, BR, name="x", kind="vectorize") as x:
+                            acc[eo * ec + ei, x] = acc[eo * ec + ei, x] + \
+                                V[bh, lay.key(j0 + j), eo * ec + ei] * s[j, x]
+        # out = acc / l (0 where no key was seen), stored back untransposed
+        with ib.for_range(0, BR, name="x", kind="vectorize") as x:
+            alpha[x] = select(l[x] == const(0.0, f32), const(0.0, f32),
+                              const(1.0, f32) / l[x])
+            mref[x] = m[x] + te.log(l[x])
+        with ib.for_range(0, BR, name="x") as x:
+            def store():
+                with ib.for_range(0, lay.Ev, name="e") as e:
+                    O[bh, i0 + x, e] = acc[e, x] * alpha[x]
+                LSE[bh, i0 + x] = mref[x]
+            if lay.L % BR:
+                with ib.if_scope(i0 + x < lay.L):
+                    store()
+            else:
+                store()
+    return ib.get()
+
+
+def flash_attention(qT, k, v, maskT=None, heads=1, causal=False, scale=1.0):
+    """(out (BH, L, Ev), lse (BH, L)): softmax(q k^T * scale + mask) v, its log-sum-exp."""
+    lay = _Layout(qT, k, v, maskT, heads, causal, scale)
+    ins = [qT, k, v] + ([maskT] if maskT is not None else [])
+    out, lse = te.extern([(lay.BH, lay.L, lay.Ev), (lay.BH, lay.L)], ins,
+                         lambda i, o: _forward_ir(lay, i, o), name="flash_attention",
+                         dtype=["float32", "float32"], tag="flash_attention")
+    return out, lse
+
+
+@functools.lru_cache(maxsize=256)
+def _build(declare, shapes, params):
+    inputs = [te.placeholder(s, "float32", name=f"x{k}") for k, s in enumerate(shapes)]
+    outs = declare(*inputs, **dict(params))
+    outs = list(outs)
+    s = te.create_schedule([o.op for o in outs])
+    module = te.build(s, inputs + outs, target="llvm", name=declare.__name__)
+    out_shapes = [tuple(int(d) for d in o.shape) for o in outs]
+
+    def run(*arrays):
+        results = [np.empty(sh, "float32") for sh in out_shapes]
+        module(*arrays, *results)
+        return results
+    run.module = module
+    return run
+
+
+def build(declare, shapes, **params):
+    """The compiled ``declare`` for float32 inputs of ``shapes`` (cached): a function of
+    numpy arrays that returns the list of outputs."""
+    shapes = tuple(tuple(int(d) for d in s) for s in shapes)
+    return _build(declare, shapes, tuple(sorted(params.items())))
