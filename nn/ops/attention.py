@@ -103,18 +103,24 @@ class _Layout:
         return floordiv(j0, BR) if self.causal else 0
 
 
-def _scores(ib, lay, s, q, K, M, bh, i0, j0):
-    """s[j, lane] = scale * q . k + mask for the BC keys from j0, -inf where not seen."""
-    f32 = "float32"
+def _rows_by_tile(ib, out, row, tile, depth):
+    """out[j, lane] = sum_d row(j, d) * tile[d, lane] for the BC rows j: register tiles of
+    KT rows x BR lanes, the depth loop outside (one broadcast of row(j, d) per row)."""
     with ib.for_range(0, BC // KT, name="jt") as jt:
         with ib.for_range(0, KT, name="jj", kind="unroll") as jj:
             with ib.for_range(0, BR, name="x", kind="vectorize") as x:
-                s[jt * KT + jj, x] = const(0.0, f32)
-        with ib.for_range(0, lay.E, name="d") as d:
+                out[jt * KT + jj, x] = const(0.0, "float32")
+        with ib.for_range(0, depth, name="d") as d:
             with ib.for_range(0, KT, name="jj", kind="unroll") as jj:
                 with ib.for_range(0, BR, name="x", kind="vectorize") as x:
-                    j = j0 + jt * KT + jj
-                    s[jt * KT + jj, x] = s[jt * KT + jj, x] + K[bh, lay.key(j), d] * q[d, x]
+                    out[jt * KT + jj, x] = out[jt * KT + jj, x] + \
+                        row(jt * KT + jj, d) * tile[d, x]
+
+
+def _scores(ib, lay, s, q, K, M, bh, i0, j0):
+    """s[j, lane] = scale * q . k + mask for the BC keys from j0, -inf where not seen."""
+    f32 = "float32"
+    _rows_by_tile(ib, s, lambda j, d: K[bh, lay.key(j0 + j), d], q, lay.E)
     with ib.for_range(0, BC, name="j") as j:
         with ib.for_range(0, BR, name="x", kind="vectorize") as x:
             val = s[j, x]
@@ -196,7 +202,8 @@ def _forward_ir(lay, ins, outs):
         with ib.for_range(0, BR, name="x", kind="vectorize") as x:
             alpha[x] = select(l[x] == const(0.0, f32), const(0.0, f32),
                               const(1.0, f32) / l[x])
-            mref[x] = m[x] + te.log(l[x])
+            mref[x] = select(l[x] == const(0.0, f32), const(float("inf"), f32),
+                             m[x] + te.log(l[x]))
         with ib.for_range(0, BR, name="x") as x:
             def store():
                 with ib.for_range(0, lay.Ev, name="e") as e:
@@ -208,6 +215,137 @@ def _forward_ir(lay, ins, outs):
             else:
                 store()
     return ib.get()
+
+
+def _lanes(n):
+    """Vector lanes for a loop over ``n`` columns: all of them up to 32, else a divisor."""
+    if n <= 32:
+        return n
+    for c in (32, 16, 8, 4, 2, 1):
+        if n % c == 0:
+            return c
+    return 1
+
+
+def _tile_t_by_rows(ib, acc, tile, row, width):
+    """acc[j, c] += sum_x tile[j, x] * row(x, c) over the BR lanes x of ``tile`` (BC x BR),
+    for columns c < width: register tiles of KT rows x (up to 32) columns, x outside."""
+    w = _lanes(width)
+    with ib.for_range(0, BC // KT, name="jt") as jt:
+        with ib.for_range(0, width // w, name="co") as co:
+            with ib.for_range(0, BR, name="x") as x:
+                with ib.for_range(0, KT, name="jj", kind="unroll") as jj:
+                    with ib.for_range(0, w, name="c", kind="vectorize") as c:
+                        acc[jt * KT + jj, co * w + c] = acc[jt * KT + jj, co * w + c] + \
+                            tile[jt * KT + jj, x] * row(x, co * w + c)
+
+
+def _backward_ir(lay, ins, outs):
+    f32 = "float32"
+    ib = te.tir.ir_builder.create()
+    Q, QT, K, V = (ib.buffer_ptr(b) for b in ins[:4])
+    rest = ins[4:]
+    M = None
+    if lay.mshape is not None:
+        M, rest = ib.buffer_ptr(rest[0]), rest[1:]
+    DOT, DO, LSE, DELTA = (ib.buffer_ptr(b) for b in rest)
+    DQ, DK, DV = (ib.buffer_ptr(b) for b in outs)
+    E, Ev = lay.E, lay.Ev
+    we = _lanes(E)
+    with ib.for_range(0, lay.BH, name="bh", kind="parallel") as bh:
+        q = ib.allocate(f32, (E, BR), name="q")
+        dot = ib.allocate(f32, (Ev, BR), name="dot")
+        p = ib.allocate(f32, (BC, BR), name="p")
+        ds = ib.allocate(f32, (BC, BR), name="ds")
+        dks = ib.allocate(f32, (BC, E), name="dks")
+        dvs = ib.allocate(f32, (BC, Ev), name="dvs")
+        dqs = ib.allocate(f32, (BR, E), name="dqs")
+        lse = ib.allocate(f32, (BR,), name="lse")
+        delta = ib.allocate(f32, (BR,), name="delta")
+        with ib.for_range(0, lay.L, name="i") as i:
+            with ib.for_range(0, E // we, name="do") as do:
+                with ib.for_range(0, we, name="c", kind="vectorize") as c:
+                    DQ[bh, i, do * we + c] = const(0.0, f32)
+        with ib.for_range(0, lay.nkb, name="kb") as kb:
+            j0 = kb * BC
+            with ib.for_range(0, BC, name="j") as j:
+                with ib.for_range(0, E, name="c", kind="vectorize") as c:
+                    dks[j, c] = const(0.0, f32)
+                with ib.for_range(0, Ev, name="c", kind="vectorize") as c:
+                    dvs[j, c] = const(0.0, f32)
+            first = lay.first_query_tile(j0)
+            with ib.for_range(first, lay.nqb, name="qb") as qb:
+                i0 = qb * BR
+                _load_q(ib, lay, q, QT, bh, i0, lay.scale)
+                with ib.for_range(0, Ev, name="e") as e:
+                    with ib.for_range(0, BR, name="x", kind="vectorize") as x:
+                        dot[e, x] = DOT[bh, e, lay.query(i0 + x)]
+                with ib.for_range(0, BR, name="x", kind="vectorize") as x:
+                    lse[x] = LSE[bh, lay.query(i0 + x)]
+                    delta[x] = DELTA[bh, lay.query(i0 + x)]
+                _scores(ib, lay, p, q, K, M, bh, i0, j0)
+                with ib.for_range(0, BC, name="j") as j:
+                    with ib.for_range(0, BR, name="x", kind="vectorize") as x:
+                        val = te.exp(p[j, x] - lse[x])
+                        if lay.L % BR:
+                            val = select(i0 + x < lay.L, val, const(0.0, f32))
+                        p[j, x] = val
+                # dv += p^T do
+                _tile_t_by_rows(ib, dvs, p, lambda x, c: DO[bh, lay.query(i0 + x), c], Ev)
+                # dp = v do^T, ds = p * (dp - delta)
+                _rows_by_tile(ib, ds, lambda j, e: V[bh, lay.key(j0 + j), e], dot, Ev)
+                with ib.for_range(0, BC, name="j") as j:
+                    with ib.for_range(0, BR, name="x", kind="vectorize") as x:
+                        ds[j, x] = p[j, x] * (ds[j, x] - delta[x])
+                # dk += ds^T q (scaled at the end)
+                _tile_t_by_rows(ib, dks, ds, lambda x, c: Q[bh, lay.query(i0 + x), c], E)
+                # dq += ds k * scale
+                with ib.for_range(0, BR // KT, name="xt") as xt:
+                    with ib.for_range(0, E // we, name="co") as co:
+                        with ib.for_range(0, KT, name="xx", kind="unroll") as xx:
+                            with ib.for_range(0, we, name="c", kind="vectorize") as c:
+                                dqs[xt * KT + xx, co * we + c] = const(0.0, f32)
+                        with ib.for_range(0, BC, name="j") as j:
+                            with ib.for_range(0, KT, name="xx", kind="unroll") as xx:
+                                with ib.for_range(0, we, name="c", kind="vectorize") as c:
+                                    dqs[xt * KT + xx, co * we + c] = \
+                                        dqs[xt * KT + xx, co * we + c] + \
+                                        ds[j, xt * KT + xx] * K[bh, lay.key(j0 + j), co * we + c]
+                with ib.for_range(0, BR, name="x") as x:
+                    def add_dq():
+                        with ib.for_range(0, E // we, name="co") as co:
+                            with ib.for_range(0, we, name="c", kind="vectorize") as c:
+                                DQ[bh, i0 + x, co * we + c] = DQ[bh, i0 + x, co * we + c] + \
+                                    dqs[x, co * we + c] * const(lay.scale, f32)
+                    if lay.L % BR:
+                        with ib.if_scope(i0 + x < lay.L):
+                            add_dq()
+                    else:
+                        add_dq()
+            with ib.for_range(0, BC, name="j") as j:
+                def store_kv():
+                    with ib.for_range(0, E, name="c", kind="vectorize") as c:
+                        DK[bh, j0 + j, c] = dks[j, c] * const(lay.scale, f32)
+                    with ib.for_range(0, Ev, name="c", kind="vectorize") as c:
+                        DV[bh, j0 + j, c] = dvs[j, c]
+                if lay.S % BC:
+                    with ib.if_scope(j0 + j < lay.S):
+                        store_kv()
+                else:
+                    store_kv()
+    return ib.get()
+
+
+def flash_attention_backward(q, qT, k, v, *rest, heads=1, causal=False, scale=1.0,
+                             masked=False):
+    """(dq, dk, dv) of ``flash_attention`` given ``rest`` = ([maskT,] doT (BH, Ev, L),
+    do (BH, L, Ev), lse (BH, L), delta = rowsum(do * out) (BH, L))."""
+    maskT = rest[0] if masked else None
+    lay = _Layout(qT, k, v, maskT, heads, causal, scale)
+    ins = [q, qT, k, v] + list(rest)
+    return te.extern([tuple(q.shape), tuple(k.shape), tuple(v.shape)], ins,
+                     lambda i, o: _backward_ir(lay, i, o), name="flash_attention_backward",
+                     dtype=["float32"] * 3, tag="flash_attention_backward")
 
 
 def flash_attention(qT, k, v, maskT=None, heads=1, causal=False, scale=1.0):
