@@ -33,3 +33,4 @@ from ._script_compat import (__version__, get_num_interop_threads,  # noqa: F401
 from . import _aliases  # noqa: E402  (torch's module names: nn.nn is nn, nn.utils.data is nn.data)
 nn = _aliases.sys.modules[__name__]
 _aliases.install()
+from . import distributed, parallel  # noqa: F401,E402  (MPI data parallelism; mpi4py loads lazily)

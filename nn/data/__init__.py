@@ -14,6 +14,7 @@ from .dataset import (ChainDataset, ConcatDataset, Dataset, IterableDataset,  # 
 from .sampler import (BatchSampler, RandomSampler, Sampler, SequentialSampler,  # noqa: F401
                       SubsetRandomSampler, WeightedRandomSampler)
 from .worker import WorkerInfo, get_worker_info  # noqa: F401
+from . import distributed  # noqa: F401,E402  (DistributedSampler)
 
 __all__ = ["Dataset", "IterableDataset", "TensorDataset", "ConcatDataset", "ChainDataset",
            "Subset", "random_split", "Sampler", "SequentialSampler", "RandomSampler",

@@ -31,3 +31,6 @@ from .rnn import *  # noqa: F401,F403,E402
 from .transformer import *  # noqa: F401,F403,E402
 __all__ += [name for m in (attention, composed, conv_transpose, rms_norm, rnn, transformer)
             for name in m.__all__]
+from . import sync_batchnorm  # noqa: E402  (BatchNorm over nn.distributed)
+from .sync_batchnorm import SyncBatchNorm  # noqa: F401,E402
+__all__ += sync_batchnorm.__all__
