@@ -90,6 +90,8 @@ class _Writer:
             return self._array(np.asarray(obj), kind, path)
         if type(obj) in (dict, collections.OrderedDict, list, tuple):
             return self._container(obj, path)
+        if getattr(obj, "is_quantized", False) and hasattr(obj, "int_repr"):
+            return self._qtensor(obj, path)
         raise TypeError(f"{path}: cannot save object of type {_type_name(obj)}; nn.save takes "
                         "tensors, numpy arrays, numbers, strings, bools, None and dicts, "
                         "OrderedDicts, lists and tuples of these")
@@ -140,6 +142,19 @@ class _Writer:
             node["device"] = tensor.device.type
             node["ref"] = len(self.seen)
             self.seen[id(tensor)] = node
+        return node
+
+    def _qtensor(self, q, path):
+        """A quantized tensor (nn.quantized.QTensor): its integers and parameters."""
+        node = {"type": "qtensor", "qdtype": str(q.dtype),
+                "ints": self._array(q._int.contiguous()._data, "ndarray", path)}
+        if q._axis is None:
+            node.update(scale=float(q._scale).hex(), zero_point=int(q._zero_point))
+        else:
+            node.update(axis=int(q._axis),
+                        scales=self._array(np.asarray(q._scales, "float64"), "ndarray", path),
+                        zero_points=self._array(np.asarray(q._zero_points, "int64"),
+                                                "ndarray", path))
         return node
 
     def _array(self, array, kind, path):
@@ -274,7 +289,40 @@ class _Reader:
             return out
         if kind in ("tensor", "ndarray", "numpy_scalar"):
             return self._array(node, kind, path)
+        if kind == "qtensor":
+            return self._qtensor(node, path)
         self.fail(f"{path} has the unknown type {_text(kind)}")
+
+    def _qtensor(self, node, path):
+        """A quantized tensor, its parameters checked as nn.quantize_per_tensor does."""
+        from .quantized.dtypes import QDTYPES
+        from .quantized.qtensor import QTensor, check_scale, check_zero_point
+        name = self.field(node, "qdtype", path, str)
+        if name not in QDTYPES:
+            self.fail(f"{path} has the unknown quantized dtype {_text(name)}")
+        qdtype = QDTYPES[name]
+        ints = self.decode(self.field(node, "ints", path, dict), path)
+        if ints.dtype.name != qdtype.storage:
+            self.fail(f"{path}'s integers are {ints.dtype}, not {qdtype.storage}")
+        try:
+            if "axis" not in node:
+                scale = float.fromhex(self.field(node, "scale", path, str))
+                zp = self.field(node, "zero_point", path, int)
+                return QTensor(Tensor(ints), qdtype, check_scale(scale, path),
+                               check_zero_point(zp, qdtype, path))
+            axis = self.field(node, "axis", path, int)
+            scales = self.decode(self.field(node, "scales", path, dict), path)
+            zps = self.decode(self.field(node, "zero_points", path, dict), path)
+            if not 0 <= axis < ints.ndim or scales.shape != (ints.shape[axis],) or \
+                    zps.shape != scales.shape:
+                self.fail(f"{path}'s per-channel parameters do not fit its shape")
+            for c in range(scales.size):
+                check_scale(float(scales[c]), path)
+                check_zero_point(int(zps[c]), qdtype, path)
+        except (ValueError, OverflowError, TypeError, RuntimeError) as e:
+            self.fail(f"{path} has bad quantization parameters ({e})")
+        return QTensor(Tensor(ints), qdtype, scales=scales.astype("float64"),
+                       zero_points=zps.astype("int64"), axis=axis)
 
     def key(self, node, path, depth):
         """A dict key: a number, string, bool, None or tuple of these, as nn.save writes."""

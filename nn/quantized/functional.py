@@ -15,7 +15,9 @@ from . import kernels
 from .dtypes import per_tensor_affine
 from .qtensor import QTensor, check_scale, check_zero_point
 
-__all__ = ["requantize", "add", "add_relu", "mul", "cat", "add_scalar", "mul_scalar"]
+__all__ = ["requantize", "add", "add_relu", "mul", "cat", "add_scalar", "mul_scalar", "linear",
+           "conv2d", "relu", "relu6", "hardtanh", "max_pool2d", "adaptive_avg_pool2d",
+           "batch_norm"]
 
 MODES = ("float", "integer")
 
@@ -206,3 +208,8 @@ def mul_scalar(qa, other):
     ints = base._kernel(kernels.requantize, qa._int._data, p, out_shape=qa.shape,
                         qdtype=str(qa.dtype), mode="float")
     return QTensor(ints, qa.dtype, s * -c, qmax - (z - qmin))
+
+
+# the layer operators (products, activations, pools, batch norm)
+from .functional_layers import (adaptive_avg_pool2d, batch_norm, conv2d, hardtanh,  # noqa: E402
+                                linear, max_pool2d, relu, relu6)

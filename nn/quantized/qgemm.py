@@ -1,0 +1,155 @@
+"""Packed weights of the quantized Linear and Conv2d, and the calls of their te kernels
+(``nn.ops.quantized``: one kernel per product, the requantization fused).
+
+``PackedWeight`` holds a qint8 weight (per tensor or per output channel), its float bias, the
+packed int8 layout and the weight row sums (both computed once by te kernels); ``run`` takes a
+quint8 input and the output parameters, prepares the per-channel epilogue values for the
+input's scale (O(channels) host arithmetic, PyTorch's float32 formulas) and runs the kernel.
+
+``VNNI`` (default: the host's AVX-512 VNNI, detected when this module is imported; the
+environment variable ``NN_QUANTIZED_VNNI=0`` turns it off) picks the tensorized schedule
+(``vpdpbusd``) or the plain int32 one; ``set_vnni`` changes it (tests force the plain path).
+"""
+from __future__ import annotations
+
+import functools
+import os
+
+import numpy as np
+
+from nn.ops import cpu
+from nn.ops import quantized as qops
+
+from ..functions import base
+from ..tensor import Tensor
+from .dtypes import per_tensor_affine, qint8, quint8
+from .kernels import quantize_multiplier
+from .qtensor import QTensor
+
+MODES = ("float", "integer")
+VNNI = qops.vnni_available() and os.environ.get("NN_QUANTIZED_VNNI", "1") != "0"
+
+
+def set_vnni(on: bool) -> bool:
+    """Use the tensorized VNNI schedule (``on``; refused on a host without VNNI) or the plain
+    int32 one. Returns the previous setting."""
+    global VNNI
+    if on and not qops.vnni_available():
+        raise RuntimeError("set_vnni: this host's CPU has no AVX-512 VNNI (avx512vnni)")
+    old, VNNI = VNNI, bool(on)
+    return old
+
+
+@functools.lru_cache(maxsize=None)
+def _schedule(vnni):
+    return functools.partial(qops.schedule_qgemm, vnni=vnni)
+
+
+def _f32(v):
+    return np.float32(v)
+
+
+class PackedWeight:
+    """A quantized weight (OC, K...) with its bias, packed for ``groups`` groups."""
+
+    def __init__(self, weight: QTensor, bias, groups=1):
+        if not isinstance(weight, QTensor) or weight.dtype != qint8:
+            raise RuntimeError("quantized weights must be a quantized tensor of dtype "
+                               f"nn.qint8, got {getattr(weight, 'dtype', type(weight).__name__)}")
+        if weight.qscheme() is not per_tensor_affine and weight.q_per_channel_axis() != 0:
+            raise RuntimeError("quantized weights quantized per channel must use axis 0 (the "
+                               f"output channels), got axis {weight.q_per_channel_axis()}")
+        oc = weight.shape[0]
+        if bias is not None:
+            bias = bias.detach() if isinstance(bias, Tensor) else Tensor(np.asarray(bias))
+            if bias.shape != (oc,):
+                raise RuntimeError(f"bias should have shape ({oc},) (one value per output "
+                                   f"channel), got {tuple(bias.shape)}")
+            bias = base.cast(bias, "float32")
+        self.weight, self.bias, self.groups = weight, bias, int(groups)
+        ints = weight._int.contiguous()._data.reshape(oc, -1)
+        self.k = ints.shape[1]
+        self.packed = cpu.build(qops.pack_weight, [ints.shape], "int8", groups=self.groups)(ints)
+        base.kernel_calls["qpack"] += 1
+        self.colsum = cpu.build(qops.weight_sums, [ints.shape], "int8")(ints)
+        base.kernel_calls["qweight_sums"] += 1
+        if weight.qscheme() is per_tensor_affine:
+            self.w_scales = np.full(oc, weight.q_scale(), "float64")
+            self.w_zps = np.full(oc, weight.q_zero_point(), "int32")
+            self.per_channel = False
+        else:
+            self.w_scales = weight._scales.astype("float64")
+            self.w_zps = weight._zero_points.astype("int32")
+            self.per_channel = True
+        self.out_channels = oc
+
+    def epilogue(self, x_scale, out_scale, mode):
+        """``(ich, fch)`` of ``nn.ops.quantized`` for an input of scale ``x_scale``."""
+        oc = self.out_channels
+        ich = np.zeros((5, oc), "int32")
+        ich[0], ich[1] = self.colsum, self.w_zps
+        fch = np.zeros((2, oc), "float32")
+        bias = None if self.bias is None else self.bias._data.astype("float32")
+        atws = _f32(x_scale) * self.w_scales.astype("float32")          # f32(sx * sw)
+        if mode == "float":
+            fch[1] = atws / _f32(out_scale)                                # PyTorch's mult
+            if bias is not None:
+                if self.per_channel:
+                    fch[0] = bias / atws
+                else:           # fbgemm's reciprocal, computed in double
+                    fch[0] = bias * np.float32(1.0 / np.float64(atws[0]))
+        else:
+            real = np.float64(x_scale) * self.w_scales
+            if bias is not None:
+                qb = np.rint(bias.astype("float64") / real)
+                ich[2] = np.clip(qb, -2 ** 31, 2 ** 31 - 1).astype("int32")
+            for c in range(oc):
+                ich[3, c], ich[4, c] = quantize_multiplier(float(real[c] / out_scale))
+        return ich, fch
+
+    def run(self, x: QTensor, scale, zero_point, relu, mode, conv=None):
+        """The kernel on quint8 ``x``: ``conv`` is None (linear, x 2-d) or the conv2d
+        parameters ``(kernel, stride, padding, dilation)``; returns the output integers."""
+        ich, fch = self.epilogue(x.q_scale(), scale, mode)
+        p = np.array([x.q_zero_point(), zero_point], "float64")
+        data = x._int.contiguous()._data
+        arrays = [data, self.packed, ich, fch, p]
+        has_wzp = bool(np.any(self.w_zps != 0))
+        common = dict(mode=mode, relu=bool(relu), has_wzp=has_wzp)
+        sched = _schedule(VNNI)
+        dts = ["uint8", "int8", "int32", "float32", "float64"]
+        shapes = [a.shape for a in arrays]
+        if conv is None:
+            f = cpu.build(qops.qlinear, shapes, dts, schedule=sched,
+                          out_features=self.out_channels, **common)
+            name = "qlinear"
+        else:
+            kernel, stride, padding, dilation = conv
+            f = cpu.build(qops.qconv2d, shapes, dts, schedule=sched,
+                          out_channels=self.out_channels, kernel=tuple(kernel),
+                          stride=tuple(stride), padding=tuple(padding),
+                          dilation=tuple(dilation), groups=self.groups, **common)
+            name = "qconv2d"
+        base.kernel_calls[name] += 1
+        return f(*arrays)
+
+
+def check_input(x, what, dtype=quint8):
+    """``x`` must be a per-tensor quantized tensor of ``dtype`` (PyTorch's errors)."""
+    if not isinstance(x, QTensor):
+        raise NotImplementedError(
+            f"Could not run '{what}' with arguments from the 'CPU' backend. This could be "
+            f"because the operator doesn't exist for this backend: {what} takes a quantized "
+            "tensor; quantize the input first (nn.quantize_per_tensor, or a QuantStub "
+            "before the quantized module)")
+    if x.dtype != dtype:
+        raise RuntimeError(f"{what}: expected the input to be of dtype {dtype!r} (as PyTorch's "
+                           f"x86 kernels: activations are quint8), got {x.dtype!r}")
+    if x.qscheme() is not per_tensor_affine:
+        raise RuntimeError(f"{what}: the input must be quantized per tensor")
+    return x
+
+
+def check_mode(mode, what):
+    if mode not in MODES:
+        raise ValueError(f"{what}: argument 'mode' must be 'float' or 'integer', got {mode!r}")
