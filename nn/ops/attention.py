@@ -248,8 +248,8 @@ def _backward_ir(lay, ins, outs):
     M = None
     if lay.mshape is not None:
         M, rest = ib.buffer_ptr(rest[0]), rest[1:]
-    DOT, DO, LSE, DELTA = (ib.buffer_ptr(b) for b in rest)
-    DQ, DK, DV = (ib.buffer_ptr(b) for b in outs)
+    DOT, DO, O, LSE = (ib.buffer_ptr(b) for b in rest)
+    DQ, DK, DV, DELTA = (ib.buffer_ptr(b) for b in outs)
     E, Ev = lay.E, lay.Ev
     we = _lanes(E)
     with ib.for_range(0, lay.BH, name="bh", kind="parallel") as bh:
@@ -263,6 +263,9 @@ def _backward_ir(lay, ins, outs):
         lse = ib.allocate(f32, (BR,), name="lse")
         delta = ib.allocate(f32, (BR,), name="delta")
         with ib.for_range(0, lay.L, name="i") as i:
+            DELTA[bh, i] = const(0.0, f32)          # delta = rowsum(do * out)
+            with ib.for_range(0, Ev, name="e") as e:
+                DELTA[bh, i] = DELTA[bh, i] + DO[bh, i, e] * O[bh, i, e]
             with ib.for_range(0, E // we, name="do") as do:
                 with ib.for_range(0, we, name="c", kind="vectorize") as c:
                     DQ[bh, i, do * we + c] = const(0.0, f32)
@@ -338,14 +341,14 @@ def _backward_ir(lay, ins, outs):
 
 def flash_attention_backward(q, qT, k, v, *rest, heads=1, causal=False, scale=1.0,
                              masked=False):
-    """(dq, dk, dv) of ``flash_attention`` given ``rest`` = ([maskT,] doT (BH, Ev, L),
-    do (BH, L, Ev), lse (BH, L), delta = rowsum(do * out) (BH, L))."""
+    """(dq, dk, dv, delta) of ``flash_attention`` given ``rest`` = ([maskT,] doT (BH, Ev, L),
+    do (BH, L, Ev), out (BH, L, Ev), lse (BH, L)); delta = rowsum(do * out)."""
     maskT = rest[0] if masked else None
     lay = _Layout(qT, k, v, maskT, heads, causal, scale)
     ins = [q, qT, k, v] + list(rest)
-    return te.extern([tuple(q.shape), tuple(k.shape), tuple(v.shape)], ins,
+    return te.extern([tuple(q.shape), tuple(k.shape), tuple(v.shape), (lay.BH, lay.L)], ins,
                      lambda i, o: _backward_ir(lay, i, o), name="flash_attention_backward",
-                     dtype=["float32"] * 3, tag="flash_attention_backward")
+                     dtype=["float32"] * 4, tag="flash_attention_backward")
 
 
 def flash_attention(qT, k, v, maskT=None, heads=1, causal=False, scale=1.0):
