@@ -1,0 +1,94 @@
+"""Fake quantization vs torch: forward values, the straight-through gradient (zero outside
+the clamp range), and the FakeQuantize modules' observed scale / zero point."""
+import warnings
+
+import numpy as np
+import pytest
+import torch
+import torch.ao.quantization as tq
+
+import nn
+from nn import quantization as nq
+from nn.functions import base
+
+
+@pytest.fixture(autouse=True)
+def _quiet():
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        yield
+
+
+def values(seed, shape=(3, 4, 5)):
+    rng = np.random.default_rng(seed)
+    x = (rng.standard_normal(shape) * 3).astype(np.float32)
+    x.reshape(-1)[:6] = [0.25, -0.25, 0.75, 10.0, -10.0, 0.0]     # ties and clamps
+    return x
+
+
+@pytest.mark.parametrize("scale,zp,qmin,qmax", [(0.05, 0, -128, 127), (0.1, 3, 0, 127),
+                                                (0.05, 128, 0, 255), (0.1, -2, -64, 63)])
+def test_per_tensor_forward_backward_match_torch(scale, zp, qmin, qmax):
+    x = values(0)
+    g = np.random.default_rng(1).standard_normal(x.shape).astype(np.float32)
+    xt = torch.from_numpy(x).requires_grad_()
+    yt = torch.fake_quantize_per_tensor_affine(xt, scale, zp, qmin, qmax)
+    yt.backward(torch.from_numpy(g))
+    xn = nn.tensor(x, requires_grad=True)
+    before = base.kernel_calls["fake_quantize_kernel"]
+    y = nq.fake_quantize_per_tensor_affine(xn, scale, zp, qmin, qmax)
+    assert base.kernel_calls["fake_quantize_kernel"] == before + 1
+    y.backward(nn.tensor(g))
+    np.testing.assert_array_equal(y.detach().numpy(), yt.detach().numpy())
+    np.testing.assert_array_equal(xn.grad.numpy(), xt.grad.numpy())
+    assert (xn.grad.numpy() == 0).any()         # some values were clamped
+
+
+@pytest.mark.parametrize("axis", [0, 1, 2])
+def test_per_channel_forward_backward_match_torch(axis):
+    x = values(2)
+    c = x.shape[axis]
+    rng = np.random.default_rng(axis)
+    scale = rng.uniform(0.05, 0.5, c).astype(np.float32)
+    zp = rng.integers(-5, 5, c).astype(np.int32)
+    g = rng.standard_normal(x.shape).astype(np.float32)
+    xt = torch.from_numpy(x).requires_grad_()
+    yt = torch.fake_quantize_per_channel_affine(xt, torch.from_numpy(scale),
+                                                torch.from_numpy(zp), axis, -20, 20)
+    yt.backward(torch.from_numpy(g))
+    xn = nn.tensor(x, requires_grad=True)
+    y = nq.fake_quantize_per_channel_affine(xn, nn.tensor(scale), nn.tensor(zp), axis, -20, 20)
+    y.backward(nn.tensor(g))
+    np.testing.assert_array_equal(y.detach().numpy(), yt.detach().numpy())
+    np.testing.assert_array_equal(xn.grad.numpy(), xt.grad.numpy())
+
+
+@pytest.mark.parametrize("make", ["default_fake_quant", "default_weight_fake_quant",
+                                  "default_per_channel_weight_fake_quant",
+                                  "default_fused_act_fake_quant", "default_fused_wt_fake_quant",
+                                  "default_fused_per_channel_wt_fake_quant"])
+def test_fake_quantize_modules_match_torch(make):
+    ours, theirs = getattr(nq, make)(), getattr(tq, make)()
+    for step in range(3):
+        x = values(10 + step) * (step + 1)
+        y = ours(nn.tensor(x))
+        yt = theirs(torch.from_numpy(x))
+        np.testing.assert_array_equal(ours.scale.numpy(), theirs.scale.numpy())
+        np.testing.assert_array_equal(ours.zero_point.numpy(), theirs.zero_point.numpy())
+        np.testing.assert_array_equal(y.numpy(), yt.detach().numpy())
+
+
+def test_switches():
+    fq = nq.FakeQuantize()
+    x = values(3)
+    fq.disable_fake_quant()
+    np.testing.assert_array_equal(fq(nn.tensor(x)).numpy(), x)     # observed, not rounded
+    scale = fq.scale.item()
+    assert scale != 1.0
+    fq.disable_observer()
+    fq.enable_fake_quant()
+    fq(nn.tensor(x * 10))
+    assert fq.scale.item() == scale
+    model = nn.Sequential(nq.FakeQuantize(), nn.ReLU())
+    model.apply(nq.disable_observer)
+    assert model[0].observer_enabled.item() == 0
