@@ -2,11 +2,11 @@
 
 ``measure_batch`` submits one ``run_candidate`` call per config to a ``concurrent.futures``
 executor: a thread pool of ``n_parallel`` threads by default, or any executor the user passes
-(a ``ProcessPoolExecutor``, Dask's ``client.get_executor()``, Ray's). ``run_candidate`` runs
-wherever the executor puts it and hands the candidate to a persistent worker process
-(``python -m nn.tune.worker``) over a pipe, waiting at most ``timeout`` seconds. A candidate that
-crashes or hangs kills only that worker, which is replaced for the next candidate; the trial is
-recorded with its error.
+(a ``ProcessPoolExecutor``, a Dask ``distributed.Client`` through nn/tune/dask_executor.py,
+Ray's). ``run_candidate`` runs wherever the executor puts it and hands the candidate to a
+persistent worker process (``python -m nn.tune.worker``) over a pipe, waiting at most
+``timeout`` seconds. A candidate that crashes or hangs kills only that worker, which is replaced
+for the next candidate; the trial is recorded with its error.
 """
 from __future__ import annotations
 
@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 
 from . import worker as protocol
 from .check import check_bool, check_int, check_real
+from .dask_executor import as_executor
 
 try:                                   # sends templates defined in __main__ (notebooks) by value
     import cloudpickle
@@ -98,8 +99,10 @@ class MeasureResult:
 
 
 def measure_batch(task, configs, option, executor):
-    """Measure ``configs`` of ``task`` through ``executor``; one MeasureResult per config."""
+    """Measure ``configs`` of ``task`` through ``executor`` (a ``distributed.Client`` is
+    wrapped in a ``DaskExecutor``); one MeasureResult per config."""
     check_sendable(task.template)
+    executor = as_executor(executor)
     futures = [executor.submit(run_candidate, _request(task, config, option), option.timeout)
                for config in configs]
     results = []
