@@ -126,7 +126,8 @@ def _product(cols, W, ich, p, K, has_wzp):
 
 def qlinear(x, W, ich, fch, p, out_features, mode="float", relu=False, has_wzp=False):
     """Quantized ``x @ w^T + bias`` for uint8 ``x`` (M, K) and packed int8 weights ``W``
-    (``pack_weight`` of (out_features, K)); quint8 (M, out_features)."""
+    (``pack_weight`` of (out_features, K)); quint8 (M, Np): the channels padded to whole
+    register tiles, the first ``out_features`` are the result."""
     M, K = const_shape(x, "qlinear")
     Kp = W.shape[2].value * 4
     Mp = pad_to(M, ROWS)
@@ -138,20 +139,19 @@ def qlinear(x, W, ich, fch, p, out_features, mode="float", relu=False, has_wzp=F
             te.const(0, "uint8")), name="qcols", tag="qcols")
     acc, value = _product(cols, W, ich, p, K, has_wzp)
     Np = acc.shape[2].value
-    q = te.compute((M, Np), lambda m, j: _requant(
+    # the channels padded to whole tiles (the caller crops them): a cropped output would
+    # shrink the last tile's region of acc below the intrinsic's 16 lanes
+    return te.compute((M, Np), lambda m, j: _requant(
         value(0, m, j, te.min(j, out_features - 1)), te.min(j, out_features - 1), ich, fch,
         p, mode, relu), name="qlinear", tag="qgemm_out")
-    if Np == out_features:
-        return q
-    return te.compute((M, out_features), lambda m, j: q[m, j], name="qlinear.crop",
-                      tag="qcrop")
 
 
 def qconv2d(x, W, ich, fch, p, out_channels, kernel, stride, padding, dilation, groups,
             mode="float", relu=False, has_wzp=False):
     """Quantized conv2d (NCHW) of uint8 ``x`` with packed int8 weights ``W`` (``pack_weight``
     of (out_channels, C / groups * KH * KW)), as im2col + the product; quint8 output
-    (N, groups, out_channels / groups, OH * OW), reshaped by the caller."""
+    (N, groups, Np, OH * OW), the channels of each group padded to whole register tiles (the
+    first ``out_channels / groups`` are the result)."""
     N, C, H, Wd = const_shape(x, "qconv2d")
     (KH, KW), (sh, sw), (ph, pw), (dh, dw) = kernel, stride, padding, dilation
     OH = (H + 2 * ph - dh * (KH - 1) - 1) // sh + 1
@@ -180,29 +180,18 @@ def qconv2d(x, W, ich, fch, p, out_channels, kernel, stride, padding, dilation, 
     def fout(n, g, j, pix):
         oc = g * ng + te.min(j, ng - 1)
         return _requant(value(g, n * P + pix, j, oc), oc, ich, fch, p, mode, relu)
-    q = te.compute((N, groups, Np, P), fout, name="qconv2d", tag="qgemm_out")
-    if Np == ng:
-        return q
-    return te.compute((N, groups, ng, P), lambda n, g, j, pix: q[n, g, j, pix],
-                      name="qconv2d.crop", tag="qcrop")
-
+    return te.compute((N, groups, Np, P), fout, name="qconv2d", tag="qgemm_out")
 
 # ----------------------------------------------------------------------------- schedule
 
 def schedule_qgemm(out, vnni=None):
     """The schedule of ``qlinear`` / ``qconv2d`` (see the module docstring); ``vnni=None``
     asks the host."""
-    final = out
-    if getattr(out.op, "tag", "") == "qcrop":
-        out = out.op.input_tensors()[0]
     if getattr(out.op, "tag", "") != "qgemm_out":
         raise ValueError(f"schedule_qgemm: {out.name} is not the output of qlinear or qconv2d")
     if vnni is None:
         vnni = vnni_available()
-    s = te.create_schedule(final.op)
-    if final is not out:
-        axes = s[final].op.axis
-        s[final].parallel(s[final].fuse(*axes[:-1]) if len(axes) > 1 else axes[0])
+    s = te.create_schedule(out.op)
     acc = next(t for t in _producers(out) if t.op.tag == "qgemm_acc")
     cols = acc.op.input_tensors()[0]
     rowsum = next((t for t in _producers(out) if t.name == "qrowsum"), None)

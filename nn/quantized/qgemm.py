@@ -131,7 +131,12 @@ class PackedWeight:
                           dilation=tuple(dilation), groups=self.groups, **common)
             name = "qconv2d"
         base.kernel_calls[name] += 1
-        return f(*arrays)
+        out = f(*arrays)
+        n = self.out_channels // self.groups
+        if out.shape[-1 if conv is None else 2] == n:
+            return out
+        cropped = out[:, :n] if conv is None else out[:, :, :n]
+        return Tensor(cropped).contiguous()._data      # a te copy kernel
 
 
 def check_input(x, what, dtype=quint8):

@@ -104,3 +104,6 @@ class Linear(QuantizedModule):
 class LinearReLU(Linear):
     """``relu(linear(x))`` fused: the ReLU is the epilogue's lower clamp at ``zero_point``."""
     _relu = True
+
+    def __init__(self, in_features, out_features, bias=True, dtype=qint8):
+        super().__init__(in_features, out_features, bias, dtype)

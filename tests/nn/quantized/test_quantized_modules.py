@@ -1,0 +1,193 @@
+"""nn.quantized.Linear / Conv2d / LinearReLU / ConvReLU2d against torch 2.13's quantized
+modules (fbgemm engine: the x86 engine's linear, and its conv on hosts without VNNI) with
+the same integer weights and parameters: identical integers except at most 1 LSB at ties;
+the integer mode exactly against a numpy gemmlowp reference; the plain (non-VNNI) schedule
+forced."""
+import warnings
+
+import numpy as np
+import pytest
+import torch
+import torch.ao.nn.intrinsic.quantized as tnniq
+import torch.ao.nn.quantized as tnnq
+
+import nn
+from nn.functions import base
+from nn.quantized import qgemm
+from qref import RNG, assert_lsb, gemmlowp_requant, qw, qx
+
+pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
+
+
+@pytest.fixture(autouse=True)
+def fbgemm():
+    old = torch.backends.quantized.engine
+    torch.backends.quantized.engine = "fbgemm"
+    yield
+    torch.backends.quantized.engine = old
+
+
+def _bias(n, scale=1.0):
+    return RNG.normal(0, scale, n).astype("float32")
+
+
+def _linear_pair(k, n, per_channel, bias=True, relu=False, scale=0.05, zp=77):
+    w, tw = qw((n, k), per_channel)
+    b = _bias(n) if bias else None
+    ours = (nn.quantized.LinearReLU if relu else nn.quantized.Linear)(k, n, bias)
+    theirs = (tnniq.LinearReLU if relu else tnnq.Linear)(k, n, bias)
+    ours.set_weight_bias(w, None if b is None else nn.Tensor(b))
+    theirs.set_weight_bias(tw, None if b is None else torch.from_numpy(b))
+    ours.scale, ours.zero_point = scale, zp
+    theirs.scale, theirs.zero_point = scale, zp
+    return ours, theirs
+
+
+@pytest.mark.parametrize("per_channel,relu", [(False, False), (True, False), (True, True)])
+def test_linear_matches_torch(per_channel, relu):
+    ours, theirs = _linear_pair(37, 21, per_channel, relu=relu)
+    for scale, zp in ((0.031, 9), (0.0123, 100)):
+        x, tx = qx((9, 37), scale, zp)
+        assert_lsb(ours(x), theirs(tx))
+
+
+def test_linear_no_bias_3d_input_and_ties_share():
+    ours, theirs = _linear_pair(64, 48, False, bias=False, scale=0.1, zp=3)
+    x, tx = qx((2, 5, 64), 0.02, 64)
+    out = ours(x)
+    assert out.shape == (2, 5, 48)
+    assert_lsb(out, theirs(tx))
+
+
+@pytest.mark.parametrize("per_channel,groups,stride,padding,dilation", [
+    (False, 1, 1, 1, 1), (True, 2, 2, 1, 2), (True, 3, (1, 2), (2, 0), 1)])
+def test_conv2d_matches_torch(per_channel, groups, stride, padding, dilation):
+    cin, cout = 6, 12
+    w, tw = qw((cout, cin // groups, 3, 2), per_channel)
+    b = _bias(cout)
+    args = dict(stride=stride, padding=padding, dilation=dilation, groups=groups)
+    ours = nn.quantized.Conv2d(cin, cout, (3, 2), **args)
+    theirs = tnnq.Conv2d(cin, cout, (3, 2), **args)
+    ours.set_weight_bias(w, nn.Tensor(b))
+    theirs.set_weight_bias(tw, torch.from_numpy(b))
+    ours.scale = theirs.scale = 0.04
+    ours.zero_point = theirs.zero_point = 50
+    x, tx = qx((2, cin, 8, 7), 0.025, 17)
+    assert_lsb(ours(x), theirs(tx))
+    assert ours.weight().shape == (cout, cin // groups, 3, 2)
+
+
+def test_conv_relu2d_matches_torch():
+    w, tw = qw((16, 8, 3, 3), True)
+    b = _bias(16)
+    ours, theirs = nn.quantized.ConvReLU2d(8, 16, 3, padding=1), tnniq.ConvReLU2d(8, 16, 3,
+                                                                                   padding=1)
+    ours.set_weight_bias(w, nn.Tensor(b))
+    theirs.set_weight_bias(tw, torch.from_numpy(b))
+    ours.scale = theirs.scale = 0.02
+    ours.zero_point = theirs.zero_point = 128
+    x, tx = qx((1, 8, 6, 6), 0.03, 40)
+    out = ours(x)
+    assert out.int_repr().numpy().min() >= 128
+    assert_lsb(out, theirs(tx))
+
+
+def test_weight_zero_points_use_the_row_sums():
+    """qint8 weights with nonzero zero points (per channel): the activation row sums enter
+    the correction; exact against the numpy product of (x - zx)(w - zw)."""
+    w, _ = qw((5, 12), True, zp_range=(-3, 4))
+    m = nn.quantized.Linear(12, 5, bias_=False)
+    m.set_weight_bias(w, None)
+    m.mode = "integer"
+    m.scale, m.zero_point = 0.01, 10
+    x, _ = qx((4, 12), 0.05, 30)
+    acc = (x.int_repr().numpy().astype(np.int64) - 30) @ \
+        (w.int_repr().numpy().astype(np.int64) - w.q_per_channel_zero_points().numpy()[:, None]).T
+    real = 0.05 * w.q_per_channel_scales().numpy() / 0.01
+    np.testing.assert_array_equal(m(x).int_repr().numpy(), gemmlowp_requant(acc, real, 10))
+
+
+@pytest.mark.parametrize("relu", [False, True])
+def test_integer_mode_exact_vs_gemmlowp_reference(relu):
+    w, _ = qw((24, 40), True)
+    b = _bias(24, 2.0)
+    m = (nn.quantized.LinearReLU if relu else nn.quantized.Linear)(40, 24)
+    m.set_weight_bias(w, nn.Tensor(b))
+    m.mode = "integer"
+    m.scale, m.zero_point = 0.07, 90
+    x, _ = qx((6, 40), 0.02, 11, hi=256)
+    sw = w.q_per_channel_scales().numpy()
+    acc = (x.int_repr().numpy().astype(np.int64) - 11) @ w.int_repr().numpy().astype(np.int64).T
+    acc = acc + np.rint(b.astype(np.float64) / (0.02 * sw)).astype(np.int64)
+    np.testing.assert_array_equal(m(x).int_repr().numpy(),
+                                  gemmlowp_requant(acc, 0.02 * sw / 0.07, 90, relu))
+
+
+def test_conv_integer_mode_exact():
+    w, tw = qw((4, 3, 3, 3), False)
+    m = nn.quantized.Conv2d(3, 4, 3, padding=1)
+    m.set_weight_bias(w, None)
+    m.mode = "integer"
+    m.scale, m.zero_point = 0.05, 20
+    x, _ = qx((1, 3, 5, 5), 0.03, 7, hi=256)
+    xt = torch.tensor(x.int_repr().numpy().astype(np.float64) - 7)
+    acc = torch.nn.functional.conv2d(xt, torch.tensor(w.int_repr().numpy().astype(np.float64)),
+                                     padding=1).numpy().round().astype(np.int64)
+    real = np.full(4, 0.03 * w.q_scale() / 0.05)
+    ref = gemmlowp_requant(np.moveaxis(acc, 1, -1), real, 20)
+    np.testing.assert_array_equal(m(x).int_repr().numpy(), np.moveaxis(ref, -1, 1))
+
+
+def test_plain_path_forced_matches_torch():
+    """The schedule without tensorize (what a host without VNNI runs) gives the same
+    integers."""
+    old = qgemm.VNNI
+    qgemm.VNNI = False
+    try:
+        ours, theirs = _linear_pair(20, 18, True)
+        x, tx = qx((5, 20), 0.02, 3)
+        assert_lsb(ours(x), theirs(tx))
+        w, tw = qw((8, 2, 3, 3), False)
+        c, tc = nn.quantized.Conv2d(4, 8, 3, groups=2), tnnq.Conv2d(4, 8, 3, groups=2)
+        c.set_weight_bias(w, None)
+        tc.set_weight_bias(tw, None)
+        x, tx = qx((1, 4, 5, 6), 0.02, 3)
+        assert_lsb(c(x), tc(tx))
+    finally:
+        qgemm.VNNI = old
+
+
+@pytest.mark.skipif(not qgemm.VNNI, reason="the host has no AVX-512 VNNI")
+def test_vnni_host_runs_vpdpbusd():
+    from nn.ops import cpu
+    from nn.ops import quantized as qops
+    ours, _ = _linear_pair(16, 16, False)
+    x, _ = qx((4, 16), 0.02, 3)
+    ours(x)
+    p = ours._packed
+    f = cpu.build(qops.qlinear, [(4, 16), p.packed.shape, (5, 16), (2, 16), (2,)],
+                  ["uint8", "int8", "int32", "float32", "float64"],
+                  schedule=qgemm._schedule(True), out_features=16, mode="float", relu=False,
+                  has_wzp=False)
+    assert "vpdpbusd" in f.module.get_source("asm")
+
+
+def test_one_kernel_per_call():
+    ours, _ = _linear_pair(8, 16, False)
+    x, _ = qx((2, 8), 0.02, 3)
+    before = sum(base.kernel_calls.values())
+    ours(x)
+    assert sum(base.kernel_calls.values()) - before == 1
+
+
+def test_functional_linear_and_conv2d_match_torch():
+    import torch.ao.nn.quantized.functional as tqF
+    w, tw = qw((7, 10), False)
+    b = _bias(7)
+    x, tx = qx((3, 10), 0.03, 5)
+    assert_lsb(nn.quantized.functional.linear(x, w, nn.Tensor(b), 0.05, 60),
+               tqF.linear(tx, tw, torch.from_numpy(b), 0.05, 60))
+    w, tw = qw((4, 2, 3, 3), True)
+    x, tx = qx((1, 2, 6, 6), 0.03, 5)
+    assert_lsb(nn.quantized.functional.conv2d(x, w, None, 1, 1, scale=0.05, zero_point=60),
+               tqF.conv2d(tx, tw, None, 1, 1, scale=0.05, zero_point=60))
