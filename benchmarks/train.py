@@ -7,11 +7,17 @@ draw different masks), then times steps in interleaved rounds
 (tensorweave, torch, again) and prints the median time per step and the ratio (> 1:
 tensorweave is faster), on 1 and 2 threads.
 
-    python benchmarks/train.py [--threads 1 2] [--rounds 7] [--batch 50]
+    python benchmarks/train.py [--threads 1 2] [--rounds 7] [--batch 50] [--profile]
+
+``--profile`` then prints where one tensorweave step goes, per operator: its forward calls
+(``Function.apply``) and backward nodes, each timed exclusive of the operators it calls,
+split into the time inside compiled kernels and the Python around them (the per-op
+overhead), and the optimizer's step and zero_grad.
 """
 from __future__ import annotations
 
 import argparse
+import collections
 import time
 
 import numpy as np
@@ -49,11 +55,107 @@ def step_fn(model, loss_fn, opt, x, y):
     return step
 
 
+class Profile:
+    """Exclusive wall time per operator (forward Functions, backward nodes, the optimizer),
+    and the time inside compiled kernels, by patching the entry points for its duration."""
+
+    def __init__(self):
+        self.total = collections.Counter()      # exclusive seconds per label
+        self.kernel = collections.Counter()     # kernel seconds per label
+        self.calls = collections.Counter()
+        self.stack = []                         # [label, child seconds, kernel seconds]
+
+    def _timed(self, label, fn, *args, **kwargs):
+        self.stack.append([label, 0.0, 0.0])
+        t0 = time.perf_counter()
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            dt = time.perf_counter() - t0
+            _, child, kern = self.stack.pop()
+            self.total[label] += dt - child
+            self.kernel[label] += kern
+            self.calls[label] += 1
+            if self.stack:
+                self.stack[-1][1] += dt
+
+    def _kernel(self, fn, *args, **kwargs):
+        t0 = time.perf_counter()
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            if self.stack:
+                self.stack[-1][2] += time.perf_counter() - t0
+
+    def run(self, step, steps):
+        from nn import autograd
+        from nn.ops import cpu as cpu_ops
+        import nn.optim.optimizer as optimizer
+        prof = self
+        saved = (autograd.Function.apply, autograd.BackwardNode.apply,
+                 cpu_ops.OpFunction.__call__, optimizer.Optimizer.step,
+                 optimizer.Optimizer.zero_grad)
+        f_apply = autograd.Function.apply.__func__
+        b_apply, k_call, o_step, o_zero = saved[1:]
+
+        def apply(cls, *args):
+            return prof._timed(cls.__name__, f_apply, cls, *args)
+
+        def node_apply(node, *grads):
+            return prof._timed(type(node).__name__, b_apply, node, *grads)
+
+        def kernel_call(f, *args, **kwargs):
+            return prof._kernel(k_call, f, *args, **kwargs)
+
+        def opt_step(opt, *a, **k):
+            return prof._timed(f"{type(opt).__name__}.step", o_step, opt, *a, **k)
+
+        def opt_zero(opt, *a, **k):
+            return prof._timed(f"{type(opt).__name__}.zero_grad", o_zero, opt, *a, **k)
+        autograd.Function.apply = classmethod(apply)
+        autograd.BackwardNode.apply = node_apply
+        cpu_ops.OpFunction.__call__ = kernel_call
+        optimizer.Optimizer.step = opt_step
+        optimizer.Optimizer.zero_grad = opt_zero
+        try:
+            t0 = time.perf_counter()
+            for _ in range(steps):
+                self._timed("(step: Python outside operators)", step)
+            wall = (time.perf_counter() - t0) / steps
+        finally:
+            (autograd.Function.apply, autograd.BackwardNode.apply, cpu_ops.OpFunction.__call__,
+             optimizer.Optimizer.step, optimizer.Optimizer.zero_grad) = saved
+        return wall
+
+    def table(self, steps, wall):
+        rows = sorted(self.total, key=lambda k: -self.total[k])
+        out = [f"{'operator':<36} {'calls':>5} {'ms/step':>8} {'kernel ms':>9} "
+               f"{'overhead us/call':>16}", "-" * 78]
+        over_total = 0.0
+        for k in rows:
+            calls = self.calls[k] / steps
+            tot, kern = self.total[k] / steps, self.kernel[k] / steps
+            over = (tot - kern) / max(calls, 1e-9)
+            over_total += tot - kern
+            out.append(f"{k:<36} {calls:>5.0f} {tot * 1e3:>8.3f} {kern * 1e3:>9.3f} "
+                       f"{over * 1e6:>16.1f}")
+        kern_total = sum(self.kernel.values()) / steps
+        out.append("-" * 78)
+        out.append(f"{'step (profiled)':<36} {'':>5} {wall * 1e3:>8.3f} {kern_total * 1e3:>9.3f} "
+                   f"{'':>16}")
+        out.append(f"Python outside kernels: {over_total * 1e3:.3f} ms/step "
+                   f"({100 * over_total / wall:.0f}% of the profiled step; the profiler's own "
+                   "timing adds to it)")
+        return "\n".join(out)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--threads", type=int, nargs="+", default=[1, 2])
     ap.add_argument("--rounds", type=int, default=7)
     ap.add_argument("--batch", type=int, default=50)
+    ap.add_argument("--profile", action="store_true",
+                    help="print a per-operator profile of one tensorweave step")
     args = ap.parse_args()
 
     rng = np.random.default_rng(0)
@@ -98,6 +200,14 @@ def main():
                   f"{theirs_ms / ours_ms:>6.2f}")
         else:
             print(f"{threads:>7}  {ours_ms:>14.2f}  {'-':>9}  {'-':>6}")
+    if args.profile:
+        te.set_num_threads(args.threads[0])
+        steps = 10
+        prof = Profile()
+        wall = prof.run(ours_step, steps)
+        print(f"\nprofile of a tensorweave step ({args.threads[0]} thread(s), mean of {steps} "
+              "steps; exclusive times):")
+        print(prof.table(steps, wall))
 
 
 if __name__ == "__main__":

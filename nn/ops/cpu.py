@@ -31,6 +31,7 @@ from te.nd import aligned_empty
 from te.tensor import ComputeOp
 from te.topi.broadcast import broadcast_compute
 
+from . import host
 from .cpu_conv import conv2d_nchw, schedule_conv2d_nchw
 from .cpu_matmul import batch_matmul, dense, matmul, schedule_matmul
 from .cpu_reduce import max, mean, min, schedule_reduce, schedule_softmax, softmax, sum
@@ -158,7 +159,7 @@ class OpFunction:
 
 
 @functools.lru_cache(maxsize=4096)
-def _build(declare, shapes, dtypes_, schedule, params):
+def _build(declare, shapes, dtypes_, schedule, params, knobs=None):
     inputs = [te.placeholder(shape, dtype, name=f"x{k}")
               for k, (shape, dtype) in enumerate(zip(shapes, dtypes_))]
     result = declare(*inputs, **dict(params))
@@ -182,7 +183,8 @@ def build(declare, shapes, dtype="float32", schedule=None, **params):
     ``dtype`` is one dtype for all inputs or one per input; ``schedule`` defaults to the
     operator's own (``schedule_injective`` for elementwise ones); it receives the output
     tensor, or the list of them when ``declare`` returns several (a tuple or list), and then
-    the built function returns a tuple of arrays. Results are cached.
+    the built function returns a tuple of arrays. Results are cached per host knobs
+    (``nn.ops.host.token()``: a forced family builds its own kernels).
     """
     shapes, dts, params = build_key(shapes, dtype, params)
-    return _build(declare, shapes, dts, schedule, params)
+    return _build(declare, shapes, dts, schedule, params, host.token())

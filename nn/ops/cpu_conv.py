@@ -40,7 +40,7 @@ import te
 
 from te.target import Target
 
-from . import cpu_winograd
+from . import cpu_winograd, host
 from .cpu_util import conv_output, const_shape, pad_to, padded_load, vector_lanes, zero_outside
 
 # below this many input channels the packed convolution's short reduction does not pay for
@@ -69,21 +69,25 @@ def _padding(p):
                      f"right), got {p!r}")
 
 
-def default_tile(out_channels, out_height, out_width, group_channels):
-    """(channels, rows, columns) of the register tile: about 16 vector accumulators.
+def default_tile(out_channels, out_height, out_width, group_channels, accumulators=None,
+                 lanes=None):
+    """(channels, rows, columns) of the register tile: about ``accumulators`` vector
+    accumulators (``nn.ops.host.knobs("conv2d")``: 16 with AVX-512's 32 registers).
 
     Columns are a power of two (LLVM splits odd vector widths badly: a 56-wide tile ran 6x
     slower than a 64-wide one), at most 64: the least padded width, weighted by
     ``COLUMN_COST`` (narrow tiles do less work per load). Narrow tiles take several rows.
     """
+    acc = accumulators or host.knobs("conv2d")["accumulators"]
+    lanes = lanes or max(1, host.vector_bits() // 32)
     cols = min(COLUMN_COST, key=lambda c: (pad_to(out_width, c) * COLUMN_COST[c], -c))
-    vectors = max(1, cols // 16)
+    vectors = max(1, cols // lanes)
     if group_channels == 1:
         fo = 2              # depthwise: channels share no input, more of them do not help
-    else:               # measured: 8-wide tiles run best as 4 channels x 4 rows
-        fo = 4 if cols <= 8 else min(8, 16 // vectors)
+    else:               # measured: half-vector tiles run best as 4 channels x 4 rows
+        fo = 4 if cols < lanes else max(1, min(8, acc // vectors))
     fo = min(fo, out_channels)
-    rows = max(1, 16 // (fo * vectors))
+    rows = max(1, acc // (fo * vectors))
     rows = min(rows, out_height)
     while rows > 1 and pad_to(out_height, rows) > out_height * 1.15:
         rows -= 1
@@ -212,18 +216,22 @@ def _conv2d_implicit_gemm(data, kernel, sizes, stride, dilation, padding, name, 
                        lambda n, f, y, x: acc[f, (n * OH + y) * OW + x], bias, name)
 
 
-def packed_tile(out_channels, out_width, lanes=16):
+def packed_tile(out_channels, out_width, lanes=16, accumulators=None):
     """(channel vectors, columns) of the register tile of the packed convolution.
 
-    Two vectors of 16 output channels x 7 columns: 14 accumulators; each step loads two
-    vectors of weights and broadcasts 7 inputs (which LLVM reuses across the kernel columns).
-    Measured, one thread, 64x56x56: 2 x 7 2.22-2.29 ms, 2 x 8 2.31-2.38, 4 x 4 2.24-2.27,
-    1 x 14 2.27-2.51; 2 x 14 and 4 x 7 (28 accumulators) spill and run 2-3x slower.
+    Two vectors of 16 output channels x 7 columns: 14 accumulators (the host's
+    ``knobs("conv2d_packed")``); each step loads two vectors of weights and broadcasts 7
+    inputs (which LLVM reuses across the kernel columns). Measured, one thread, 64x56x56:
+    2 x 7 2.22-2.29 ms, 2 x 8 2.31-2.38, 4 x 4 2.24-2.27, 1 x 14 2.27-2.51; 2 x 14 and 4 x 7
+    (28 accumulators) spill and run 2-3x slower.
     """
+    acc = accumulators or host.knobs("conv2d_packed")["accumulators"]
+    pref = max(2, acc // 2)
     vf = 1 if out_channels <= lanes else 2
-    if out_width <= 8:
+    if out_width <= pref + 1:
         return vf, out_width
-    return vf, min((7, 8, 6, 5, 4), key=lambda c: (pad_to(out_width, c), c != 7, -c))
+    cands = (pref, pref + 1) + tuple(range(pref - 1, max(1, pref // 2), -1))
+    return vf, min(cands, key=lambda c: (pad_to(out_width, c), c != pref, -c))
 
 
 def _conv2d_packed(data, kernel, sizes, stride, dilation, padding, name, bias):

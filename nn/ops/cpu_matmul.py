@@ -32,25 +32,37 @@ import math
 import te
 from te.target import Target
 
+from . import host
 from .cpu_util import const_shape, pad_to, zero_outside
 
-BN = 32             # columns of the register tile: two 16-lane AVX-512 vectors (float32)
-ROWS = (8, 7, 6, 5, 4)  # row counts of the register tile, best first
+# The register tile's knobs come from ``nn.ops.host.knobs("matmul")``: ``rows`` (8 on Zen 4)
+# and ``vectors`` of columns (2: 32 float32 columns with AVX-512), from the host's records or
+# its model (FMAs in flight x registers). The constants below are the host-independent ones.
 DOT_M_MAX = 16      # B transposed and at most this many rows: the dot strategy
 DIRECT_TILES = 2    # at most this many row tiles: the direct strategy
 ROW_TILES_MIN = 8   # fewer row tiles than this: parallelize over all tiles, not over rows
-DOT_LANES = 16      # partial sums of each dot product: one AVX-512 vector
+
+
+def tile_knobs():
+    """(rows candidates best first, bn columns, dot lanes) for float32 on the host in force:
+    the rows from ``rows`` down to half of it (the least padding wins, as in default_tile)."""
+    k = host.knobs("matmul")
+    lanes = host.vector_bits() // 32
+    top = k["rows"]
+    rows = tuple(range(top, max(1, (top + 1) // 2) - 1, -1))
+    return rows, k["vectors"] * lanes, lanes
 
 
 def default_tile(M, N, transpose_b=False):
     """(strategy, (rows, columns)) of the register tile for an M x N product."""
+    rows, bn_full, lanes = tile_knobs()
     if transpose_b and M <= DOT_M_MAX:
         return "dot", (max(M, 1), 1)
-    if M < ROWS[0]:
+    if M < rows[0]:
         my = max(M, 1)          # an empty product (M = 0) still has a one-row tile
     else:                       # least padding; the larger tile on a tie
-        my = min(ROWS, key=lambda r: (pad_to(M, r), -r))
-    bn = BN if N > BN // 2 else 16
+        my = min(rows, key=lambda r: (pad_to(M, r), -r))
+    bn = bn_full if N > bn_full // 2 else lanes
     strategy = "direct" if pad_to(M, my) // my <= DIRECT_TILES else "packed"
     return strategy, (my, bn)
 
@@ -250,7 +262,15 @@ def schedule_matmul(C):
     n_rows = 1
     for d in acc.shape[:-1]:
         n_rows *= d.value
-    if n_rows // my >= ROW_TILES_MIN:
+    block = row_block(acc, my, bn) if strategy == "packed" else 0
+    if n_rows // my >= ROW_TILES_MIN and block:
+        # cache blocking: ``block`` row tiles share each packed panel of B while it is in L2
+        # (all the panels of a large B stream from L3 or memory once per row tile otherwise)
+        rb, rt = s[C].split(rows, factor=block)
+        s[C].reorder(rb, xo, rt, yi, xi)
+        s[C].parallel(rb)
+        tile_loop = rt
+    elif n_rows // my >= ROW_TILES_MIN:
         # column tiles stay a loop of their own, so that loop partitioning can split off the
         # last, partial one and the copy-out of the others stays vectorized
         s[C].parallel(rows)
@@ -279,13 +299,29 @@ def schedule_matmul(C):
     return s
 
 
+def row_block(acc, my, bn):
+    """Row tiles per cache block of the packed product (0: no blocking): as many as fit, with
+    one packed panel of B (K x bn), in half the L2, where the host's knobs ask for blocking
+    (``l2_block``) and all of packed B does not fit in half the L2 anyway."""
+    k = host.knobs("matmul")
+    if not k.get("l2_block"):
+        return 0
+    K = acc.op.reduce_axis[0].dom.extent.value
+    item = 4
+    l2 = k["l2_bytes"]
+    if K * acc.shape[-1].value * item <= l2 // 2:
+        return 0
+    room = l2 // 2 - K * bn * item
+    return max(1, room // (my * K * item))
+
+
 def _schedule_dot(s, C, acc):
     *batch, y, x = s[C].op.axis
     s[C].reorder(*batch, x, y)
     cols = s[C].fuse(*batch, x) if batch else x
     s[C].parallel(cols)
     (k,) = s[acc].op.reduce_axis
-    _, ki = s[acc].split(k, factor=DOT_LANES)
+    _, ki = s[acc].split(k, factor=tile_knobs()[2])
     rf = s.rfactor(acc, ki, factor_axis=len(s[acc].op.axis))
     # all rows of one column at once: B's row is loaded once per k step for every row of A,
     # and the rows' sums are independent chains

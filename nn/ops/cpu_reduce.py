@@ -16,9 +16,14 @@ from te.tensor import Tensor
 from te.topi.nn.softmax import softmax  # noqa: F401  (the declaration lives in te.topi)
 from te.topi.reduction import comm_reduce
 
+from . import host
 from .cpu_util import PARALLEL_MIN, inline_injective, num_elements, schedule_rows, vector_lanes
 
-PARTIALS = 4        # vector registers of partial results in a reduction over the last axis
+
+def num_partials():
+    """Vector registers of partial results in a reduction over the last axis: the host's
+    ``knobs("reduce")`` (4 on Zen 4: as many add chains as FMAs in flight)."""
+    return host.knobs("reduce")["partials"]
 
 
 def _reduce(x, axis, keepdims, reducer, name):
@@ -111,7 +116,7 @@ def _schedule_reduction(s, red):
         return
     # the contiguous axis is kept: it is the vector axis; the reduced axes run outside it
     *lead, last = data
-    jo, ji = stage.split(last, factor=lanes * PARTIALS)
+    jo, ji = stage.split(last, factor=lanes * num_partials())
     jm, jv = stage.split(ji, factor=lanes)
     stage.reorder(*lead, jo, *stage.op.reduce_axis, jm, jv)
     outer = stage.fuse(*lead, jo) if lead else jo
@@ -122,13 +127,13 @@ def _schedule_reduction(s, red):
 
 
 def _vector_partials(s, red):
-    """Reduce the last reduce axis of ``red`` into PARTIALS vectors of partial results
+    """Reduce the last reduce axis of ``red`` into ``num_partials()`` vectors of partial results
     (independent add chains), add those lane by lane into one vector, and only that one
     element by element: two ``rfactor`` stages, returned for placing."""
     stage = s[red]
     lanes = vector_lanes(red.dtype)
     ndata = len(stage.op.axis)
-    _, ki = stage.split(stage.op.reduce_axis[-1], factor=lanes * PARTIALS)
+    _, ki = stage.split(stage.op.reduce_axis[-1], factor=lanes * num_partials())
     rf = s.rfactor(red, ki, factor_axis=ndata)
     _, vi = stage.split(stage.op.reduce_axis[0], factor=lanes)
     rf2 = s.rfactor(red, vi, factor_axis=ndata)

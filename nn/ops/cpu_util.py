@@ -7,7 +7,7 @@ from te import dtypes
 from te.expr import IntImm
 from te.tensor import ComputeOp
 
-VECTOR_BITS = 512       # AVX-512; on Zen 4 a 512-bit operation runs as two 256-bit halves
+VECTOR_BITS = 512       # AVX-512 (the default; the host's width comes from nn.ops.host)
 
 
 def const_shape(t, what) -> tuple:
@@ -27,8 +27,10 @@ def pad_to(n, multiple) -> int:
 
 
 def vector_lanes(dtype) -> int:
-    """Elements of ``dtype`` in one vector register."""
-    return max(1, VECTOR_BITS // dtypes.bits(dtype))
+    """Elements of ``dtype`` in one vector register of the host (``nn.ops.host``: 512 bits
+    with AVX-512, 256 with AVX2)."""
+    from . import host
+    return max(1, host.vector_bits() // dtypes.bits(dtype))
 
 PARALLEL_MIN = 1 << 15      # elements below which a parallel loop costs more than it saves
 

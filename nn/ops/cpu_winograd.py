@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import te
 
+from . import host
 from .cpu_util import conv_output, const_shape, pad_to, padded_load, vector_lanes
 
 # B^T, G and A^T of F(m, 3) by output tile m: F(2, 3) with the points 0, 1, -1 (and infinity);
@@ -50,8 +51,8 @@ TRANSFORMS = {
          (1 / 24, 1 / 12, 1 / 6), (1 / 24, -1 / 12, 1 / 6), (0, 0, 1)),
         ((1, 1, 1, 1, 1, 0), (0, 1, -1, 2, -2, 0), (0, 1, 1, 4, 4, 0), (0, 1, -1, 8, -8, 1))),
 }
-GEMM_ROWS = 8       # output channels of the register tile
-GEMM_VECTORS = 2    # vectors of tiles of the register tile (2 x 16 float32 lanes)
+# the product's register tile: host.knobs("winograd") rows (output channels, 8 with
+# AVX-512) x vectors of tiles (2 x 16 float32 lanes); see gemm_tile()
 MIN_CHANNELS = 16   # fewer input or output channels: the transforms cost more than they save
 TRANSFORM_COST = 35  # multiply-adds that one element of V or M costs (its stores, loads and
 KERNEL_COST = 25     # additions), one of U, and one of the padded input (its loads are gathers:
@@ -65,6 +66,12 @@ PLANE_ALIGN = (1024, 16)    # elements: stride % 1024 == 16
 # 4x4 tiles) those rows fell into 8 of L1's 64 sets, and the products ran 3x slower. An odd
 # number of 16-float lines between rows spreads them over all sets.
 ROW_ALIGN = (32, 16)
+
+
+def gemm_tile():
+    """(rows, vectors) of the product's register tile for the host in force."""
+    k = host.knobs("winograd")
+    return k["rows"], k["vectors"]
 
 
 def applies(kernel_size, stride, dilation, groups, channels, out_channels):
@@ -119,6 +126,7 @@ def conv2d_winograd(data, kernel, padding, name="conv2d", bias=None, tile=None):
     alpha = m + 2
     E = alpha * alpha
     TH, TW = -(-OH // m), -(-OW // m)
+    GEMM_ROWS, GEMM_VECTORS = gemm_tile()
     bn = GEMM_VECTORS * lanes
     P = N * TH * TW
     Pp = pad_to(P, bn)
@@ -176,7 +184,7 @@ def cost(m, batch, channels, out_channels, out_height, out_width, lanes=16):
     rows are narrower than a vector (its vectors are then partly empty)."""
     E = (m + 2) ** 2
     th, tw = -(-out_height // m), -(-out_width // m)
-    columns = pad_to(batch * th * tw, GEMM_VECTORS * lanes)
+    columns = pad_to(batch * th * tw, gemm_tile()[1] * lanes)
     pad_row = tw + (m + 1) // m
     used = max(_vector_width(pad_row, lanes), 4)
     pad = batch * channels * (m * th + 2) * m * pad_row
@@ -281,6 +289,7 @@ def schedule_product(s, M):
     acc = M.op.input_tensors()[0]
     me, mf, mp = s[M].op.axis
     s[M].storage_align(me, *PLANE_ALIGN)
+    GEMM_ROWS, GEMM_VECTORS = gemm_tile()
     mp_o, mp_i = s[M].split(mp, factor=GEMM_VECTORS * vector_lanes(M.dtype))
     mf_o, mf_i = s[M].split(mf, factor=GEMM_ROWS)
     s[M].reorder(me, mp_o, mf_o, mf_i, mp_i)
