@@ -53,6 +53,7 @@ def client():
     cluster.close()
 
 
+@pytest.mark.slow
 def test_dask_cluster_finds_the_process_executors_best(client, tmp_path):
     local_best, local = _tune(tune.MeasureOption(**OPTION), tmp_path / "local.jsonl")
     dask_best, remote = _tune(tune.MeasureOption(executor=DaskExecutor(client), n_parallel=2,
