@@ -5,6 +5,15 @@ masked fills, softmax, dropout), so that their gradients are those operators' gr
 The math is PyTorch's reference implementation: scores ``q @ k^T * scale`` plus a bias (a
 float mask added, a bool mask's False positions and the causal triangle set to -inf),
 softmax over the keys, dropout, then the product with ``v``.
+
+On the CPU, float32 attention without dropout runs fused instead: one te kernel
+(``nn.ops.attention.flash_attention``, FlashAttention's online softmax, the L x S scores
+never in memory) and one for the backward, which recomputes the scores tile by tile
+(``FlashAttention``). The composed path stays for what the kernel does not cover
+(``_fused_unsupported`` names each case): dropout, dtypes other than float32, GPU tensors,
+a mask that needs a gradient or whose shape the kernel cannot index, batch axes that
+broadcast between q, k and v, empty sizes. A fully masked row gives 0 on the fused path
+(PyTorch's fused kernels too), NaN on the composed one (PyTorch's math backend too).
 """
 from __future__ import annotations
 
@@ -12,10 +21,16 @@ import math
 
 import numpy as np
 
-from ..tensor import tensor, zeros
+from nn.ops import attention as fused_ops
+
+from .. import autograd
+from ..device import is_gpu
+from ..tensor import Tensor, tensor, zeros
 from . import linalg
+from .base import Op, kernel_calls
 from .dropout import dropout as _dropout
 from .reduce import softmax
+from .shape import contiguous_data
 
 __all__ = ["scaled_dot_product_attention", "multi_head_attention_forward"]
 
@@ -49,6 +64,14 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
         value = _repeat_heads(value, rep)
     L, S = query.shape[-2], key.shape[-2]
     scale = 1.0 / math.sqrt(query.shape[-1]) if scale is None else scale
+    if _fused_unsupported(query, key, value, attn_mask, dropout_p) is None:
+        return _fused_attention(query, key, value, attn_mask, is_causal, scale)
+    return _composed_attention(query, key, value, attn_mask, dropout_p, is_causal, scale)
+
+
+def _composed_attention(query, key, value, attn_mask, dropout_p, is_causal, scale):
+    """The unfused path: scores, mask, softmax, dropout and the product, each an operator."""
+    L, S = query.shape[-2], key.shape[-2]
     scores = linalg.matmul(query, key.transpose(-2, -1)) * scale
     if is_causal:
         scores = _bias_scores(scores, _causal_mask(L, S, scores.device))
@@ -57,6 +80,153 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     if dropout_p > 0.0:
         weights = _dropout(weights, dropout_p, training=True)
     return linalg.matmul(weights, value)
+
+
+def _fused_unsupported(query, key, value, attn_mask, dropout_p):
+    """Why the fused kernel does not run these arguments (None: it does)."""
+    if dropout_p > 0.0:
+        return "dropout"
+    if any(t.dtype != "float32" for t in (query, key, value)):
+        return "dtype"
+    if attn_mask is not None and attn_mask.dtype not in ("bool", "float32"):
+        return "mask dtype"
+    if any(is_gpu(t._data) for t in (query, key, value)) or \
+            (attn_mask is not None and is_gpu(attn_mask._data)):
+        return "gpu"
+    if query.ndim < 3 or not (query.shape[:-2] == key.shape[:-2] == value.shape[:-2]):
+        return "batch shapes"
+    if 0 in tuple(query.shape) + tuple(key.shape) + tuple(value.shape):
+        return "empty"
+    if attn_mask is not None:
+        if attn_mask.requires_grad and autograd.is_grad_enabled():
+            return "mask gradient"
+        if _mask_layout(attn_mask, query.shape, key.shape[-2]) is None:
+            return "mask shape"
+    return None
+
+
+def _lead(shape):
+    """(B, H): the batch axes of q as the kernel indexes them."""
+    lead = tuple(shape[:-2])
+    if len(lead) == 1:
+        return lead[0], 1
+    return int(np.prod(lead[:-1])), lead[-1]
+
+
+def _mask_layout(mask, qshape, S):
+    """(Bm, Hm, Lm, Sm) of ``mask`` broadcast against (B, H, L, S), each 1 or the full size,
+    or None when its batch axes do not map onto (B, H)."""
+    B, H = _lead(qshape)
+    L = qshape[-2]
+    shape = tuple(mask.shape)
+    if len(shape) > len(qshape):
+        return None
+    shape = (1,) * (len(qshape) - len(shape)) + shape
+    *mlead, Lm, Sm = shape
+    if Lm not in (1, L) or Sm not in (1, S):
+        return None
+    if len(mlead) == 1:
+        Bm, Hm = mlead[0], 1
+    elif all(n == 1 for n in mlead[:-1]):
+        Bm, Hm = 1, mlead[-1]
+    elif all(m == q for m, q in zip(mlead[:-1], qshape[:-3])):
+        Bm, Hm = B, mlead[-1]
+    else:
+        return None
+    if Bm not in (1, B) or Hm not in (1, H):
+        return None
+    return Bm, Hm, Lm, Sm
+
+
+def _additive_mask(mask, qshape, S):
+    """The mask as the kernel reads it: float32 (0 / -inf for a bool mask), transposed to
+    (Bm, Hm, S, Lm), contiguous."""
+    Bm, Hm, Lm, Sm = _mask_layout(mask, qshape, S)
+    if mask.dtype == "bool":
+        mask = zeros(*mask.shape, dtype="float32").masked_fill(mask.logical_not(),
+                                                               float("-inf"))
+    m = mask.detach().reshape(Bm, Hm, Lm, Sm)
+    if Sm != S:
+        m = m.expand(Bm, Hm, Lm, S)
+    return contiguous_data(np.swapaxes(m.contiguous()._data, -1, -2))
+
+
+def _transposed(a):
+    """(BH, n, m) -> (BH, m, n), contiguous (a te copy kernel)."""
+    return contiguous_data(np.swapaxes(a, -1, -2))
+
+
+class FlashAttention(Op):
+    """Fused attention over (BH, L, E) blocks: the forward and backward te kernels of
+    nn/ops/attention.py. With ``create_graph`` the backward is composed of differentiable
+    operators instead (same values), so that it can be differentiated again."""
+
+    @staticmethod
+    def forward(ctx, q, k, v, maskT, heads, causal, scale):
+        qd, kd, vd = (contiguous_data(t._data) for t in (q, k, v))
+        qT = _transposed(qd)
+        extra = [] if maskT is None else [maskT]
+        params = dict(heads=heads, causal=causal, scale=scale)
+        f = fused_ops.build(fused_ops.flash_attention,
+                            [qT.shape, kd.shape, vd.shape] + [m.shape for m in extra], **params)
+        out, lse = f(qT, kd, vd, *extra)
+        kernel_calls["flash_attention"] += 1
+        ctx.arrays = (qd, qT, kd, vd, maskT, out, lse)
+        ctx.params = params
+        ctx.save_for_backward(q, k, v)
+        return Tensor(out)
+
+    @staticmethod
+    def backward(ctx, g):
+        qd, qT, kd, vd, maskT, out, lse = ctx.arrays
+        if autograd.is_grad_enabled():
+            return FlashAttention._composed_backward(ctx, g) + (None,) * 4
+        gd = contiguous_data(g._data)
+        extra = [] if maskT is None else [maskT]
+        args = [qd, qT, kd, vd] + extra + [_transposed(gd), gd, out, lse]
+        f = fused_ops.build(fused_ops.flash_attention_backward, [a.shape for a in args],
+                            masked=maskT is not None, **ctx.params)
+        dq, dk, dv, _ = f(*args)
+        kernel_calls["flash_attention_backward"] += 1
+        need = ctx.needs_input_grad
+        return (Tensor(dq) if need[0] else None, Tensor(dk) if need[1] else None,
+                Tensor(dv) if need[2] else None, None, None, None, None)
+
+    @staticmethod
+    def _composed_backward(ctx, g):
+        """dq, dk, dv from differentiable operators (for ``create_graph``)."""
+        q, k, v = ctx.saved_tensors
+        qd, qT, kd, vd, maskT, out, lse = ctx.arrays
+        p = ctx.params
+        scores = linalg.matmul(q, k.transpose(-2, -1)) * p["scale"]
+        if maskT is not None:
+            heads, (BH, L, _) = p["heads"], q.shape
+            m = tensor(np.swapaxes(maskT, -1, -2))
+            m = m.expand(BH // heads if m.shape[0] > 1 else 1, heads if m.shape[1] > 1 else 1,
+                         L, k.shape[1])
+            B, H = (BH // heads, heads)
+            scores = (scores.reshape(B, H, L, -1) + m).reshape(BH, L, -1)
+        if p["causal"]:
+            scores = _bias_scores(scores, _causal_mask(q.shape[1], k.shape[1], scores.device))
+        w = softmax(scores, dim=-1)
+        dv = linalg.matmul(w.transpose(-2, -1), g)
+        dw = linalg.matmul(g, v.transpose(-2, -1))
+        ds = w * (dw - (dw * w).sum(-1, keepdim=True))
+        dq = linalg.matmul(ds, k) * p["scale"]
+        dk = linalg.matmul(ds.transpose(-2, -1), q) * p["scale"]
+        return dq, dk, dv
+
+
+def _fused_attention(query, key, value, attn_mask, is_causal, scale):
+    """softmax(q k^T * scale + mask) v through the fused kernel, over (..., L, E)."""
+    lead = tuple(query.shape[:-2])
+    B, H = _lead(query.shape)
+    L, E = query.shape[-2:]
+    S, Ev = key.shape[-2], value.shape[-1]
+    maskT = None if attn_mask is None else _additive_mask(attn_mask, query.shape, S)
+    q, k, v = (t.reshape(B * H, t.shape[-2], t.shape[-1]) for t in (query, key, value))
+    out = FlashAttention.apply(q, k, v, maskT, H, bool(is_causal), float(scale))
+    return out.reshape(*lead, L, Ev)
 
 
 def _repeat_heads(x, rep):
