@@ -70,8 +70,9 @@ def inner(mod, kind):
 
 
 class QuantizedModule(Module):
-    """A module with output parameters ``scale`` / ``zero_point`` saved in its state dict as
-    PyTorch's (a float32 and an int64 0-d tensor)."""
+    """A module with output parameters ``scale`` / ``zero_point`` saved in its state dict
+    under PyTorch's keys (0-d tensors; the scale in float64, so that it reloads exactly:
+    PyTorch's is float32)."""
 
     def _set_qparams(self, scale, zero_point, what, dtype=None):
         from ..dtypes import quint8
@@ -92,7 +93,7 @@ class QuantizedModule(Module):
         destination = super().state_dict(destination, prefix, keep_vars)
         for key, value in self._extra_state():
             destination[prefix + key] = value
-        destination[prefix + "scale"] = Tensor(np.array(self.scale, "float32"))
+        destination[prefix + "scale"] = Tensor(np.array(self.scale, "float64"))   # exact
         destination[prefix + "zero_point"] = Tensor(np.array(self.zero_point, "int64"))
         for key, value in self._extra_state_after():
             destination[prefix + key] = value
