@@ -1,0 +1,14 @@
+"""Sparse convolution with spconv 2.x's API (``spconv.pytorch`` -> ``nn.spconv``).
+
+``SparseConvTensor`` holds the active sites; each layer runs under a rulebook (for every
+kernel offset, the pairs of input and output sites it connects; nn/spconv/rulebook.py) as
+gather -> GEMM -> segmented scatter-add kernels written in te (nn/ops/spconv.py), with
+gradients for the features and the weights. CPU tensors only.
+"""
+from .conv import *  # noqa: F401,F403
+from .modules import *  # noqa: F401,F403
+from .rulebook import build_rulebook  # noqa: F401
+from .tensor import IndiceData, SparseConvTensor  # noqa: F401
+from . import conv, modules  # noqa: E402
+
+__all__ = ["SparseConvTensor", "IndiceData", "build_rulebook"] + conv.__all__ + modules.__all__
