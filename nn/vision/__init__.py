@@ -1,0 +1,8 @@
+"""``nn.vision``, as ``torchvision``: ``datasets`` (MNIST-format, CIFAR, ImageFolder, FakeData),
+``transforms`` (and ``transforms.v2``) and ``models`` (AlexNet, VGG, GoogLeNet, ResNet,
+MobileNetV2 with torchvision's module and parameter names)."""
+from . import datasets, transforms  # noqa: F401
+from . import models  # noqa: F401,E402
+
+__version__ = "0.28.0-nn"       # the torchvision API level these modules follow
+__all__ = ["datasets", "transforms", "models"]
