@@ -46,10 +46,15 @@ def linear(input, weight, bias=None, scale=None, zero_point=None, mode="float", 
 def linear_packed(x, packed, scale, zero_point, relu=False, mode="float"):
     """``linear`` with weights already packed (a ``PackedWeight``)."""
     what = "quantized::linear"
+    x = check_input(x, what)
+    scale = check_scale(scale, what)
+    zero_point = check_zero_point(zero_point, quint8, what)
     if x.ndim < 1 or x.shape[-1] != packed.k:
-        raise RuntimeError(f"{what}: mat1 and mat2 shapes cannot be multiplied "
-                           f"({math.prod(x.shape[:-1])}x{x.shape[-1] if x.ndim else 0} and "
-                           f"{packed.k}x{packed.out_channels})")
+        k = x.shape[-1] if x.ndim else 0
+        raise RuntimeError(f"{what}: The number of rows in the packB should be equal to K: "
+                           f"{k} (mat1 and mat2 shapes cannot be multiplied: "
+                           f"{math.prod(x.shape[:-1])}x{k} and {packed.k}x"
+                           f"{packed.out_channels})")
     lead = x.shape[:-1]
     flat = x.reshape(-1, packed.k) if x.ndim != 2 else x
     ints = packed.run(flat, scale, zero_point, relu, mode)
@@ -80,6 +85,8 @@ def conv2d_packed(input, packed, kernel, stride, padding, dilation, scale, zero_
     """``conv2d`` with weights already packed (a ``PackedWeight``)."""
     what = "quantized::conv2d"
     x = check_input(input, what)
+    scale = check_scale(scale, what)
+    zero_point = check_zero_point(zero_point, quint8, what)
     if x.ndim != 4:
         raise ValueError(f"Input shape must be `(N, C, H, W)`!, got {tuple(x.shape)}")
     kernel, stride = _pair(kernel, "kernel_size"), _pair(stride, "stride")
