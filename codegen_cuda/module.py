@@ -331,8 +331,12 @@ class CudaModule:
 
 
 def compile_ptx(mod: CudaModule, cc=(9, 0)) -> str:
-    """PTX of every kernel of ``mod`` for compute capability ``cc`` (without running them)."""
-    return kernels_ptx(mod._globals, mod.kernels, cc)
+    """PTX of every kernel of ``mod`` for compute capability ``cc`` (without running them);
+    each kernel's PTX is cached on disk across processes (``codegen_cuda.compile_cache``)."""
+    if simulator():
+        raise RuntimeError("PTX needs NVVM; it is not available under NUMBA_ENABLE_CUDASIM=1")
+    from .compile_cache import ptx_of
+    return "\n".join(ptx_of(mod._source, mod.kernels, cc))
 
 
 def kernels_ptx(namespace, kernels, cc=(9, 0)) -> str:
