@@ -1,0 +1,1 @@
+from nn.vision.datasets import MNIST  # noqa: F401  (returns PIL images, as torchvision's)
