@@ -21,6 +21,7 @@ from . import linalg  # noqa: F401,E402  (torch.linalg: norms and small factoriz
 from .linalg import det, inverse, logdet, slogdet  # noqa: F401,E402  (torch's top level)
 from .linalg import cholesky_deprecated as cholesky  # noqa: F401,E402
 from .serialization import CheckpointError, load, save  # noqa: F401,E402
+from . import intrinsic, qat  # noqa: F401,E402  (fused and QAT modules for quantization)
 from . import quantized, quantization  # noqa: F401,E402  (quantized tensors, their ops)
 from .quantized.dtypes import (qint8, qint32, quint8, per_channel_affine,  # noqa: F401,E402
                                per_channel_symmetric, per_tensor_affine, per_tensor_symmetric)

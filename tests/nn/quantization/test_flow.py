@@ -1,0 +1,213 @@
+"""fuse_modules / prepare / convert / prepare_qat vs torch.ao.quantization on the same models
+with the same weights: module structure (types, observers), folded BatchNorm weights,
+quantization parameters, and the quantized integer outputs (equal up to 1 LSB at ties)."""
+import warnings
+
+import numpy as np
+import pytest
+import torch
+import torch.ao.quantization as tq
+
+import nn
+from nn import quantization as nq
+from nn.quantized import QTensor
+
+from quant_twins import (BN_FUSIONS, BnNet, Net, TorchBnNet, TorchNet, batches,
+                          randomize_bn, twin)
+
+
+@pytest.fixture(autouse=True)
+def _quiet():
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        yield
+
+
+def kind(m):
+    """A module's class name and whether it is a quantized / QAT class."""
+    path = type(m).__module__
+    return type(m).__name__, "quantized" in path, ".qat" in path
+
+
+def structure(model):
+    """Submodule name -> kind, without the root, observers and torch's packed-weight holder
+    (``fc._packed_params``: ours keep the packed weight in the module itself)."""
+    return {name: kind(m) for name, m in model.named_modules()
+            if name and not name.endswith(("activation_post_process", "weight_fake_quant",
+                                             "_packed_params"))
+            and ".activation_post_process." not in name}
+
+
+def observers(model):
+    return {name: type(m).__name__ for name, m in model.named_modules()
+            if name.endswith("activation_post_process") and type(m).__name__ != "Identity"}
+
+
+def capture(model, name):
+    """The integers and parameters of submodule ``name``'s quantized output."""
+    out = {}
+
+    def hook(mod, args, output):
+        if isinstance(output, QTensor):
+            out["q"] = output.int_repr().numpy().astype(np.int64)
+            out["params"] = (output.q_scale(), output.q_zero_point())
+        else:
+            out["q"] = output.int_repr().numpy().astype(np.int64)
+            out["params"] = (output.q_scale(), output.q_zero_point())
+    model.get_submodule(name).register_forward_hook(hook)
+    return out
+
+
+def ptq(model, fusions, qconfig, data, inplace=True, torch_side=False):
+    lib = tq if torch_side else nq
+    model.qconfig = qconfig
+    lib.fuse_modules(model, fusions, inplace=True)
+    lib.prepare(model, inplace=True)
+    for x in data:
+        model(torch.from_numpy(x) if torch_side else nn.tensor(x))
+    return lib.convert(model, inplace=inplace)
+
+
+def assert_within_one_lsb(ours, theirs):
+    assert ours["params"][1] == theirs["params"][1]
+    np.testing.assert_allclose(ours["params"][0], theirs["params"][0], rtol=1e-6)
+    diff = np.abs(ours["q"] - theirs["q"])
+    assert diff.max() <= 1, diff.max()
+    assert (diff == 0).mean() > 0.97
+
+
+@pytest.mark.parametrize("backend", ["x86", "qnnpack"])
+def test_issue_example_matches_torch(backend):
+    nn.manual_seed(0)
+    ours = Net().eval()
+    theirs = twin(ours, TorchNet()).eval()
+    calib = batches(1, 3, (4, 1, 8, 8))
+    prev = torch.backends.quantized.engine
+    torch.backends.quantized.engine = "qnnpack" if backend == "qnnpack" and \
+        "qnnpack" in torch.backends.quantized.supported_engines else "x86"
+    try:
+        ptq(ours, [["conv", "relu"]], nq.get_default_qconfig(backend), calib)
+        ptq(theirs, [["conv", "relu"]], tq.get_default_qconfig(backend), calib,
+            torch_side=True)
+        assert structure(ours) == structure(theirs)
+        assert ours.quant.scale.tolist() == theirs.quant.scale.tolist()
+        assert ours.quant.zero_point.tolist() == theirs.quant.zero_point.tolist()
+        for name in ("conv", "fc", "skip"):
+            mine, ref = ours.get_submodule(name), theirs.get_submodule(name)
+            assert mine.scale == pytest.approx(float(ref.scale), rel=1e-7, abs=0)
+            assert mine.zero_point == int(ref.zero_point)
+        x = batches(2, 1, (3, 1, 8, 8))[0]
+        caught = [capture(ours, "fc"), capture(theirs, "fc")]
+        ours(nn.tensor(x))
+        theirs(torch.from_numpy(x))
+        assert_within_one_lsb(*caught)
+    finally:
+        torch.backends.quantized.engine = prev
+
+
+def test_prepare_attaches_observers_as_torch():
+    ours = Net().eval()
+    theirs = TorchNet().eval()
+    for model, lib in ((ours, nq), (theirs, tq)):
+        model.qconfig = lib.get_default_qconfig("x86")
+        lib.fuse_modules(model, [["conv", "relu"]], inplace=True)
+    prepared = nq.prepare(ours)                      # not in place: a copy
+    assert not observers(ours)
+    assert observers(prepared) == observers(tq.prepare(theirs))
+    assert structure(prepared) == structure(tq.prepare(theirs))
+
+
+def test_bn_folding_matches_torch():
+    nn.manual_seed(3)
+    ours = BnNet().eval()
+    randomize_bn(ours, 4)
+    theirs = twin(ours, TorchBnNet()).eval()
+    fused = nq.fuse_modules(ours, BN_FUSIONS)
+    fused_t = tq.fuse_modules(theirs, BN_FUSIONS)
+    assert structure(fused) == structure(fused_t)
+    for key, value in fused_t.state_dict().items():
+        np.testing.assert_array_equal(fused.state_dict()[key].numpy(), value.numpy(), key)
+    x = batches(5, 1, (2, 2, 8, 8))[0]
+    np.testing.assert_allclose(fused(nn.tensor(x)).detach().numpy(),
+                               ours(nn.tensor(x)).detach().numpy(), rtol=1e-4, atol=1e-5)
+
+
+def test_ptq_of_fused_bn_net_matches_torch():
+    nn.manual_seed(5)
+    ours = BnNet().eval()
+    randomize_bn(ours, 6)
+    theirs = twin(ours, TorchBnNet()).eval()
+    calib = batches(7, 3, (4, 2, 8, 8))
+    ptq(ours, BN_FUSIONS, nq.get_default_qconfig("fbgemm"), calib)
+    ptq(theirs, BN_FUSIONS, tq.get_default_qconfig("fbgemm"), calib, torch_side=True)
+    assert structure(ours) == structure(theirs)
+    x = batches(8, 1, (4, 2, 8, 8))[0]
+    caught = [capture(ours, "fc"), capture(theirs, "fc")]
+    ours(nn.tensor(x))
+    theirs(torch.from_numpy(x))
+    assert_within_one_lsb(*caught)
+
+
+def test_qat_flow_structure_and_forward_match_torch():
+    nn.manual_seed(9)
+    ours = BnNet().train()
+    randomize_bn(ours, 10)
+    theirs = twin(ours, TorchBnNet()).train()
+    for model, lib in ((ours, nq), (theirs, tq)):
+        model.qconfig = lib.get_default_qat_qconfig("x86")
+        lib.fuse_modules_qat(model, BN_FUSIONS, inplace=True)
+        lib.prepare_qat(model, inplace=True)
+    assert structure(ours) == structure(theirs)
+    assert observers(ours) == observers(theirs)
+    x = batches(11, 1, (4, 2, 8, 8))[0]
+    y = ours(nn.tensor(x))
+    yt = theirs(torch.from_numpy(x))
+    step = float(theirs.fc.activation_post_process.scale)
+    diff = np.abs(y.detach().numpy() - yt.detach().numpy())
+    assert diff.max() <= step * 1.01          # at most one quantum, where rounding ties
+    assert (diff < 1e-6).mean() > 0.95
+    np.testing.assert_array_equal(ours.conv1.bn.running_mean.numpy().round(4),
+                                  theirs.conv1.bn.running_mean.detach().numpy().round(4))
+    for model, lib in ((ours, nq), (theirs, tq)):
+        model.eval()
+        lib.convert(model, inplace=True)
+    assert structure(ours) == structure(theirs)
+
+
+def test_convert_not_inplace_keeps_the_prepared_model():
+    model = nq.prepare(Net().eval().__class__().eval()) if False else None
+    m = Net().eval()
+    m.qconfig = nq.default_qconfig
+    nq.prepare(m, inplace=True)
+    m(nn.tensor(batches(0, 1, (2, 1, 8, 8))[0]))
+    q = nq.convert(m)
+    assert type(m.fc) is nn.Linear and hasattr(m.fc, "activation_post_process")
+    assert type(q.fc).__module__.startswith("nn.quantized")
+    assert not hasattr(q.fc, "qconfig") and not hasattr(q, "qconfig")
+    assert model is None
+
+
+def test_qconfig_propagation_and_opt_out():
+    m = Net().eval()
+    m.qconfig = nq.default_qconfig
+    m.fc.qconfig = None                        # keep fc float: no observer, not converted
+    nq.prepare(m, inplace=True)
+    assert not hasattr(m.fc, "activation_post_process")
+    assert m.conv.qconfig is m.qconfig
+    nq.propagate_qconfig_(Net(), {"fc": nq.default_qconfig})
+    n = Net()
+    nq.propagate_qconfig_(n, {nn.Linear: nq.default_qconfig})
+    assert n.fc.qconfig is nq.default_qconfig and n.conv.qconfig is None
+
+
+def test_quant_wrapper_and_quantize_one_call():
+    nn.manual_seed(1)
+    float_model = nn.Sequential(nn.Linear(6, 5), nn.ReLU())
+    float_model.qconfig = nq.default_qconfig
+    wrapped = nq.QuantWrapper(float_model).eval()
+    data = batches(3, 2, (4, 6))
+    q = nq.quantize(wrapped, lambda m, xs: [m(nn.tensor(x)) for x in xs], [data])
+    assert kind(q.quant)[:2] == ("Quantize", True) and kind(q.module[0])[:2] == ("Linear", True)
+    ref = float_model(nn.tensor(data[0])).detach().numpy()
+    out = q(nn.tensor(data[0])).numpy()
+    assert np.abs(out - ref).max() < 0.05
