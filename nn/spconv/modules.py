@@ -20,7 +20,10 @@ __all__ = ["SparseMaxPool", "SparseMaxPool2d", "SparseMaxPool3d", "SparseGlobalM
 
 
 class SparseMaxPool(SparseModule):
-    """Max pooling over active sites; the output sites are a regular convolution's."""
+    """Max pooling over active sites; the output sites are a regular convolution's. (spconv
+    2.3.8's CPU build starts its maxima from 0, so it gives 0 where all inputs are negative;
+    here the maximum is taken over the active inputs only, as on a dense grid padded with
+    -inf. After a ReLU both agree.) The gradient goes to every input equal to the maximum."""
 
     def __init__(self, ndim, kernel_size=3, stride=None, padding=0, dilation=1,
                  indice_key=None, algo=None, name=None):
