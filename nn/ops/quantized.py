@@ -1,11 +1,11 @@
-"""Quantized products for the CPU: ``qlinear`` and ``qconv2d`` (uint8 activations times int8
-weights, as fbgemm), int32 accumulation and the requantization epilogue in one te kernel.
+"""Quantized products for the CPU: ``qlinear`` (and, in ``nn.ops.quantized_conv``, the
+direct ``qconv2d``): uint8 activations times int8 weights (as fbgemm), int32 accumulation and
+the requantization epilogue in one te kernel.
 
-Stages (``G`` groups; one for a linear layer):
+Stages (``G = 1`` group):
 
-    cols[g, m, k]      the activations as a matrix: x itself (linear) or im2col of the padded
-                       input (conv; the padding holds the input zero point, so it adds 0);
-                       padded to whole row tiles and to K a multiple of 4
+    cols[g, m, k]      the activations as a matrix: x itself, or a copy padded to whole row
+                       tiles and to K a multiple of 4
     acc[g, m, j]       sum_k int32(cols[g, m, k]) * int32(W[g, j // 16, k // 4, j % 16, k % 4])
                        W packed as TVM's x86 int8 dense: the 4 reduction values of each of 16
                        output lanes adjacent (one 64-byte vector per ``vpdpbusd``)
@@ -146,49 +146,13 @@ def qlinear(x, W, ich, fch, p, out_features, mode="float", relu=False, has_wzp=F
         p, mode, relu), name="qlinear", tag="qgemm_out")
 
 
-def qconv2d(x, W, ich, fch, p, out_channels, kernel, stride, padding, dilation, groups,
-            mode="float", relu=False, has_wzp=False):
-    """Quantized conv2d (NCHW) of uint8 ``x`` with packed int8 weights ``W`` (``pack_weight``
-    of (out_channels, C / groups * KH * KW)), as im2col + the product; quint8 output
-    (N, groups, Np, OH * OW), the channels of each group padded to whole register tiles (the
-    first ``out_channels / groups`` are the result)."""
-    N, C, H, Wd = const_shape(x, "qconv2d")
-    (KH, KW), (sh, sw), (ph, pw), (dh, dw) = kernel, stride, padding, dilation
-    OH = (H + 2 * ph - dh * (KH - 1) - 1) // sh + 1
-    OW = (Wd + 2 * pw - dw * (KW - 1) - 1) // sw + 1
-    cg, ng = C // groups, out_channels // groups
-    K, P = cg * KH * KW, OH * OW
-    Kp = W.shape[2].value * 4
-    Mp = N * P + ROWS           # a row tile may start in one image and end past the last
-    xzp = p[0].astype("uint8")
-
-    def fcols(g, m, kk):
-        m_ = te.min(m, N * P - 1)
-        n, pix = m_ // P, m_ % P
-        oy, ox = pix // OW, pix % OW
-        c, rest = kk // (KH * KW), kk % (KH * KW)
-        y = oy * sh - ph + (rest // KW) * dh
-        xx = ox * sw - pw + (rest % KW) * dw
-        inside = te.all(y >= 0, y < H, xx >= 0, xx < Wd)
-        load = x[n, g * cg + te.min(c, cg - 1), te.min(te.max(y, 0), H - 1),
-                 te.min(te.max(xx, 0), Wd - 1)]
-        return te.select(kk < K, te.select(inside, load, xzp), te.const(0, "uint8"))
-    cols = te.compute((groups, Mp, Kp), fcols, name="qcols", tag="qcols")
-    acc, value = _product(cols, W, ich, p, K, has_wzp)
-    Np = acc.shape[2].value
-
-    def fout(n, g, j, pix):
-        oc = g * ng + te.min(j, ng - 1)
-        return _requant(value(g, n * P + pix, j, oc), oc, ich, fch, p, mode, relu)
-    return te.compute((N, groups, Np, P), fout, name="qconv2d", tag="qgemm_out")
-
 # ----------------------------------------------------------------------------- schedule
 
 def schedule_qgemm(out, vnni=None):
-    """The schedule of ``qlinear`` / ``qconv2d`` (see the module docstring); ``vnni=None``
-    asks the host."""
+    """The schedule of ``qlinear`` (see the module docstring); ``vnni=None`` asks the
+    host."""
     if getattr(out.op, "tag", "") != "qgemm_out":
-        raise ValueError(f"schedule_qgemm: {out.name} is not the output of qlinear or qconv2d")
+        raise ValueError(f"schedule_qgemm: {out.name} is not the output of qlinear")
     if vnni is None:
         vnni = vnni_available()
     s = te.create_schedule(out.op)
@@ -207,22 +171,11 @@ def schedule_qgemm(out, vnni=None):
     if rowsum is not None:
         rg, rm = s[rowsum].op.axis
         s[rowsum].parallel(s[rowsum].fuse(rg, rm))
-    if len(out.shape) == 2:
-        m, j = s[out].op.axis
-        mo, jo, mi, ji = s[out].tile(m, j, ROWS, LANES * cb)
-        s[out].parallel(mo)
-        s[out].vectorize(ji)
-        at = jo
-    else:
-        n, g, j, pix = s[out].op.axis
-        jo, ji = s[out].split(j, factor=LANES * cb)
-        po, pi = s[out].split(pix, factor=ROWS)
-        s[out].reorder(n, g, po, jo, ji, pi)
-        s[out].parallel(s[out].fuse(n, g, po))
-        s[out].unroll(pi)
-        s[out].vectorize(ji)
-        at = jo
-    s[acc].compute_at(s[out], at)
+    m, j = s[out].op.axis
+    mo, jo, mi, ji = s[out].tile(m, j, ROWS, LANES * cb)
+    s[out].parallel(mo)
+    s[out].vectorize(ji)
+    s[acc].compute_at(s[out], jo)
     _, am, aj = s[acc].op.axis
     (ak,) = s[acc].op.reduce_axis
     ajo, aji = s[acc].split(aj, factor=LANES)

@@ -19,6 +19,7 @@ import numpy as np
 
 from nn.ops import cpu
 from nn.ops import quantized as qops
+from nn.ops import quantized_conv as qconv
 
 from ..functions import base
 from ..tensor import Tensor
@@ -41,8 +42,9 @@ def set_vnni(on: bool) -> bool:
 
 
 @functools.lru_cache(maxsize=None)
-def _schedule(vnni):
-    return functools.partial(qops.schedule_qgemm, vnni=vnni)
+def _schedule(vnni, conv=False):
+    return functools.partial(qconv.schedule_qconv2d if conv else qops.schedule_qgemm,
+                             vnni=vnni)
 
 
 def _f32(v):
@@ -67,9 +69,15 @@ class PackedWeight:
                                    f"channel), got {tuple(bias.shape)}")
             bias = base.cast(bias, "float32")
         self.weight, self.bias, self.groups = weight, bias, int(groups)
-        ints = weight._int.contiguous()._data.reshape(oc, -1)
+        data = weight._int.contiguous()._data
+        ints = data.reshape(oc, -1)
         self.k = ints.shape[1]
-        self.packed = cpu.build(qops.pack_weight, [ints.shape], "int8", groups=self.groups)(ints)
+        if data.ndim == 4:          # a conv's weights (OC, C / groups, KH, KW)
+            self.packed = cpu.build(qconv.pack_conv_weight, [data.shape], "int8",
+                                    groups=self.groups)(data)
+        else:
+            self.packed = cpu.build(qops.pack_weight, [ints.shape], "int8",
+                                    groups=self.groups)(ints)
         base.kernel_calls["qpack"] += 1
         self.colsum = cpu.build(qops.weight_sums, [ints.shape], "int8")(ints)
         base.kernel_calls["qweight_sums"] += 1
@@ -116,27 +124,32 @@ class PackedWeight:
         arrays = [data, self.packed, ich, fch, p]
         has_wzp = bool(np.any(self.w_zps != 0))
         common = dict(mode=mode, relu=bool(relu), has_wzp=has_wzp)
-        sched = _schedule(VNNI)
         dts = ["uint8", "int8", "int32", "float32", "float64"]
         shapes = [a.shape for a in arrays]
         if conv is None:
-            f = cpu.build(qops.qlinear, shapes, dts, schedule=sched,
+            f = cpu.build(qops.qlinear, shapes, dts, schedule=_schedule(VNNI),
                           out_features=self.out_channels, **common)
-            name = "qlinear"
-        else:
-            kernel, stride, padding, dilation = conv
-            f = cpu.build(qops.qconv2d, shapes, dts, schedule=sched,
-                          out_channels=self.out_channels, kernel=tuple(kernel),
-                          stride=tuple(stride), padding=tuple(padding),
-                          dilation=tuple(dilation), groups=self.groups, **common)
-            name = "qconv2d"
-        base.kernel_calls[name] += 1
-        out = f(*arrays)
-        n = self.out_channels // self.groups
-        if out.shape[-1 if conv is None else 2] == n:
-            return out
-        cropped = out[:, :n] if conv is None else out[:, :, :n]
-        return Tensor(cropped).contiguous()._data      # a te copy kernel
+            base.kernel_calls["qlinear"] += 1
+            out = f(*arrays)
+            n = self.out_channels
+            return out if out.shape[1] == n else Tensor(out[:, :n]).contiguous()._data
+        kernel, stride, padding, dilation = conv
+        f = cpu.build(qconv.qconv2d, shapes, dts, schedule=_schedule(VNNI, True),
+                      out_channels=self.out_channels, kernel=tuple(kernel),
+                      stride=tuple(stride), padding=tuple(padding),
+                      dilation=tuple(dilation), groups=self.groups, **common)
+        base.kernel_calls["qconv2d"] += 1
+        out = f(*arrays)                # (N, G, Np, OH, OWp)
+        n, ow = self.out_channels // self.groups, conv_width(data.shape[3], conv)
+        if out.shape[2] != n or out.shape[4] != ow:
+            out = Tensor(out[:, :, :n, :, :ow]).contiguous()._data     # a te copy kernel
+        return out
+
+
+def conv_width(width, conv):
+    """The output width of a conv2d of input width ``width``."""
+    kernel, stride, padding, dilation = conv
+    return (width + 2 * padding[1] - dilation[1] * (kernel[1] - 1) - 1) // stride[1] + 1
 
 
 def check_input(x, what, dtype=quint8):

@@ -1,0 +1,144 @@
+"""The quantized conv2d for the CPU as a direct convolution (no im2col): uint8 activations
+times int8 weights, int32 accumulation, the requantization epilogue of
+``nn.ops.quantized`` fused, one te kernel.
+
+Stages (``G`` groups, ``cgp`` = channels per group rounded up to 4):
+
+    xp[g, n, y, x, c]          the input per group, channels last (NHWC), padded with the
+                               input zero point (adds 0 after the correction) and with
+                               zeros up to ``cgp`` channels; wide enough for whole row tiles
+    acc[g, n, oy, ox, j]       sum over (ky, kx, c) of int32(xp[g, n, oy*s + ky*d, ox*s +
+                               kx*d, c]) * int32(W[g, j // 16, ky, kx, c // 4, j % 16, c % 4])
+                               (4 adjacent channels of xp and 16 x 4 weights: one vpdpbusd)
+    rowsum[g, n, oy, ox]       the window sums of xp, only when a weight zero point is not 0
+    out[n, g, j, oy, ox]       the requantized output (NCHW, channels and the row padded to
+                               whole register tiles; the caller crops)
+
+Schedule: tiles of ``rows`` output columns x ``16 * cb`` channels, each tile's ``acc`` in
+registers (the reduction outermost, then the columns and the 16-lane blocks unrolled), the
+16 lanes x 4 channels tensorized with ``vpdpbusd`` on VNNI hosts, vectorized int32
+arithmetic elsewhere; output rows (n, g, oy) are the parallel loop.
+"""
+from __future__ import annotations
+
+import te
+
+from .cpu_util import const_shape, pad_to
+from .quantized import LANES, _requant, blocks_for
+
+ROW_CHOICES = (4, 8, 7, 6, 5, 3)    # output columns per register tile, best first
+
+
+def conv_rows(ow) -> int:
+    """Output columns per register tile: one that divides ``ow`` if any (no crop), else 4."""
+    return next((r for r in ROW_CHOICES if ow % r == 0), 4)
+
+
+def conv_packed_shape(groups, n, cg, kh, kw) -> tuple:
+    np_ = pad_to(n, LANES * blocks_for(n))
+    return (groups, np_ // LANES, kh, kw, pad_to(cg, 4) // 4, LANES, 4)
+
+
+def pack_conv_weight(w, groups):
+    """int8 weights (OC, C / groups, KH, KW) in the layout of ``conv_packed_shape``."""
+    oc, cg, kh, kw = const_shape(w, "pack_conv_weight")
+    n = oc // groups
+
+    def body(g, jo, ky, kx, co, ji, ci):
+        j, c = jo * LANES + ji, co * 4 + ci
+        value = w[g * n + te.min(j, n - 1), te.min(c, cg - 1), ky, kx]
+        return te.select(te.all(j < n, c < cg), value, te.const(0, "int8"))
+    return te.compute(conv_packed_shape(groups, n, cg, kh, kw), body, name="qpack_conv",
+                      tag="elemwise")
+
+
+def qconv2d(x, W, ich, fch, p, out_channels, kernel, stride, padding, dilation, groups,
+            mode="float", relu=False, has_wzp=False):
+    """Quantized conv2d (NCHW) of uint8 ``x`` with ``pack_conv_weight``'s weights ``W``;
+    quint8 (N, groups, Np, OH, OWp): channels per group and the row padded (crop to
+    ``out_channels / groups`` and OW)."""
+    N, C, H, Wd = const_shape(x, "qconv2d")
+    (KH, KW), (sh, sw), (ph, pw), (dh, dw) = kernel, stride, padding, dilation
+    OH = (H + 2 * ph - dh * (KH - 1) - 1) // sh + 1
+    OW = (Wd + 2 * pw - dw * (KW - 1) - 1) // sw + 1
+    cg, ng = C // groups, out_channels // groups
+    cgp, Np = W.shape[4].value * 4, W.shape[1].value * LANES
+    rows = conv_rows(OW)
+    OWp = pad_to(OW, rows)
+    Hp, Wp = (OH - 1) * sh + (KH - 1) * dh + 1, (OWp - 1) * sw + (KW - 1) * dw + 1
+    xzp = p[0].astype("uint8")
+
+    def fxp(g, n, y, xx, c):
+        yy, xw = y - ph, xx - pw
+        inside = te.all(yy >= 0, yy < H, xw >= 0, xw < Wd)
+        load = x[n, g * cg + te.min(c, cg - 1), te.min(te.max(yy, 0), H - 1),
+                 te.min(te.max(xw, 0), Wd - 1)]
+        return te.select(c < cg, te.select(inside, load, xzp), te.const(0, "uint8"))
+    xp = te.compute((groups, N, Hp, Wp, cgp), fxp, name="qconv_input", tag="qconv_input")
+    ry, rx = te.reduce_axis((0, KH), name="ry"), te.reduce_axis((0, KW), name="rx")
+    rc = te.reduce_axis((0, cgp), name="rc")
+    acc = te.compute((groups, N, OH, OWp, Np), lambda g, n, oy, ox, j: te.sum(
+        xp[g, n, oy * sh + ry * dh, ox * sw + rx * dw, rc].astype("int32") *
+        W[g, j // LANES, ry, rx, rc // 4, j % LANES, rc % 4].astype("int32"),
+        axis=[ry, rx, rc]), name="qconv_acc", tag="qconv_acc", attrs={"rows": rows})
+    rowsum = None
+    if has_wzp:
+        sy, sx = te.reduce_axis((0, KH), name="sy"), te.reduce_axis((0, KW), name="sx")
+        sc = te.reduce_axis((0, cgp), name="sc")
+        rowsum = te.compute((groups, N, OH, OWp), lambda g, n, oy, ox: te.sum(
+            xp[g, n, oy * sh + sy * dh, ox * sw + sx * dw, sc].astype("int32"),
+            axis=[sy, sx, sc]), name="qconv_rowsum")
+    K = cg * KH * KW
+    xzp32 = p[0].astype("int32")
+
+    def fout(n, g, j, oy, ox):
+        oc = g * ng + te.min(j, ng - 1)
+        v = acc[g, n, oy, ox, j] - xzp32 * ich[0, oc]
+        if has_wzp:
+            v = v - ich[1, oc] * rowsum[g, n, oy, ox] + te.const(K, "int32") * xzp32 * \
+                ich[1, oc]
+        return _requant(v, oc, ich, fch, p, mode, relu)
+    return te.compute((N, groups, Np, OH, OWp), fout, name="qconv2d", tag="qconv_out")
+
+
+def schedule_qconv2d(out, vnni=None):
+    """The schedule of ``qconv2d`` (see the module docstring)."""
+    from .quantized import BLOCKS, _producers, vnni_available
+    if getattr(out.op, "tag", "") != "qconv_out":
+        raise ValueError(f"schedule_qconv2d: {out.name} is not the output of qconv2d")
+    if vnni is None:
+        vnni = vnni_available()
+    s = te.create_schedule(out.op)
+    acc = next(t for t in _producers(out) if t.op.tag == "qconv_acc")
+    xp = next(t for t in _producers(out) if t.op.tag == "qconv_input")
+    rowsum = next((t for t in _producers(out) if t.name == "qconv_rowsum"), None)
+    rows = acc.op.attrs["rows"]
+    cb = acc.shape[4].value // LANES
+    cb = next(b for b in range(min(BLOCKS, cb), 0, -1) if cb % b == 0)
+    g_, n_, y_, x_, c_ = s[xp].op.axis
+    s[xp].parallel(s[xp].fuse(g_, n_, y_))      # ~3% of the kernel at 64x56x56
+    if rowsum is not None:
+        rg, rn, ry_, rx_ = s[rowsum].op.axis
+        s[rowsum].parallel(s[rowsum].fuse(rg, rn, ry_))
+    n, g, j, oy, ox = s[out].op.axis
+    jo, ji = s[out].split(j, factor=LANES * cb)
+    oxo, oxi = s[out].split(ox, factor=rows)
+    s[out].reorder(n, g, oy, oxo, jo, oxi, ji)
+    s[out].parallel(s[out].fuse(n, g, oy))
+    s[out].unroll(oxi)
+    s[out].vectorize(ji)        # the epilogue on 16-lane vectors; the stores scatter
+    s[acc].compute_at(s[out], jo)
+    *_, aox, aj = s[acc].op.axis
+    ary, arx, arc = s[acc].op.reduce_axis
+    ajo, aji = s[acc].split(aj, factor=LANES)
+    arco, arci = s[acc].split(arc, factor=4)
+    s[acc].reorder(ary, arx, arco, aox, ajo, aji, arci)
+    s[acc].unroll(aox)
+    s[acc].unroll(ajo)
+    if vnni:
+        from te.topi.x86 import tensor_intrin
+        s[acc].tensorize(aji, tensor_intrin.dot_16x1x16_uint8_int8_int32_cascadelake())
+    else:
+        s[acc].vectorize(aji)
+        s[acc].unroll(arci)
+    return s
