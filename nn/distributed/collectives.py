@@ -45,7 +45,18 @@ _BOOL_OPS = {ReduceOp.SUM: "LOR", ReduceOp.MAX: "LOR", ReduceOp.BOR: "LOR",
              ReduceOp.BXOR: "LXOR"}
 
 
+_RESOLVED = {}                  # (op, dtype kind) -> the MPI operation
+
+
 def _mpi_op(op, dtype, what):
+    """The MPI operation for ``op`` on ``dtype``; a TypeError for a bad pair."""
+    found = _RESOLVED.get((op, dtype.kind))
+    if found is None:
+        found = _RESOLVED[(op, dtype.kind)] = _check_op(op, dtype, what)
+    return found
+
+
+def _check_op(op, dtype, what):
     if not isinstance(op, ReduceOp):
         raise TypeError(f"{what}: op must be a nn.distributed.ReduceOp (SUM, AVG, PRODUCT, "
                         f"MIN, MAX, BAND, BOR, BXOR), got {op!r}")
@@ -155,10 +166,12 @@ def all_reduce(tensor, op=ReduceOp.SUM, group=None, async_op=False):
     g = resolve(group, "all_reduce")
     array, back = _buffer(tensor, "all_reduce")
     mop = _mpi_op(op, array.dtype, "all_reduce")
-    MPI = mpi()
-    return _run(lambda: g.comm.Allreduce(MPI.IN_PLACE, array, op=mop),
-                lambda: g.comm.Iallreduce(MPI.IN_PLACE, array, op=mop), async_op,
-                _chain(_avg(array, g.size(), op), back), [tensor])
+    finish = back if op is not ReduceOp.AVG else _chain(_avg(array, g.size(), op), back)
+    if async_op:
+        return Work(g.comm.Iallreduce(mpi().IN_PLACE, array, op=mop), finish, [tensor])
+    g.comm.Allreduce(mpi().IN_PLACE, array, op=mop)     # the hot path: no closures
+    finish()
+    return None
 
 
 def broadcast(tensor, src=0, group=None, async_op=False):

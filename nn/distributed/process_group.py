@@ -18,12 +18,18 @@ MISSING = ("nn.distributed needs mpi4py and an MPI library; install them with "
            "pip install -e \".[distributed]\" (mpi4py and the mpich wheel, which brings mpiexec)")
 
 
+_MPI = []                       # the mpi4py.MPI module once imported
+
+
 def mpi():
     """The ``mpi4py.MPI`` module, or an ImportError that names the extra to install."""
+    if _MPI:
+        return _MPI[0]
     try:
         from mpi4py import MPI
     except ImportError as err:
         raise ImportError(f"{MISSING} ({err})") from None
+    _MPI.append(MPI)
     return MPI
 
 

@@ -26,3 +26,21 @@ def test_distributed_sampler_from_the_world(world):
     loader = nn.data.DataLoader(data, batch_size=4, sampler=sampler)
     seen = np.concatenate([b[0].numpy() for b in loader]).tolist()
     assert seen == mine
+
+
+def test_gpu_tensors_go_through_host_buffers(world):
+    """CUDA tensors (numba's simulator in CI) are reduced through a host copy and written
+    back to the device; the result stays a GPU tensor."""
+    rank, size = world
+    x = np.arange(12, dtype="float32").reshape(3, 4) * (rank + 1)
+    t = nn.tensor(x).cuda()
+    dist.all_reduce(t, dist.ReduceOp.AVG)
+    assert t.is_cuda
+    np.testing.assert_allclose(t.cpu().numpy(), np.arange(12).reshape(3, 4) * (size + 1) / 2)
+    outs = [nn.zeros(3, 4).cuda() for _ in range(size)]
+    dist.all_gather(outs, nn.tensor(x).cuda(), async_op=True).wait()
+    for r, o in enumerate(outs):
+        np.testing.assert_array_equal(o.cpu().numpy(), np.arange(12).reshape(3, 4) * (r + 1))
+    b = nn.tensor(x).cuda()
+    dist.broadcast(b, src=size - 1)
+    np.testing.assert_array_equal(b.cpu().numpy(), np.arange(12).reshape(3, 4) * size)
