@@ -71,12 +71,13 @@ def segment_sum(products, slots, bias=None):
         s = slots[i, l]
         return te.sum(te.select(s >= 0, products[te.max(te.min(s, last), 0), o],
                                 te.const(0, dt)), axis=l)
-    total = te.compute((slots.shape[0], products.shape[1]), body, name="spconv_scatter",
-                       tag="spconv_segment")
+    total = te.compute((slots.shape[0], products.shape[1]), body, name="spconv_scatter.acc",
+                       tag="spconv_segment_acc")
     if bias is None:
-        return total
-    return te.compute(total.shape, lambda i, o: total[i, o] + bias[o], name="spconv_bias",
-                      tag="spconv_segment")
+        return te.compute(total.shape, lambda i, o: total[i, o], name="spconv_scatter",
+                          tag="spconv_segment_sum")
+    return te.compute(total.shape, lambda i, o: total[i, o] + bias[o], name="spconv_scatter",
+                      tag="spconv_segment_sum")
 
 
 def segment_max(x, gather, slots):

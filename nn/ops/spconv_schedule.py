@@ -19,7 +19,8 @@ import te
 from . import spconv as ops
 from .cpu_util import vector_lanes
 
-__all__ = ["build", "schedule_gather_gemm", "schedule_segment", "schedule_weight_grad"]
+__all__ = ["build", "schedule_gather_gemm", "schedule_segment_sum", "schedule_segment",
+           "schedule_weight_grad"]
 
 
 def _vector_rows(s, t, parallel=True):
@@ -66,6 +67,32 @@ def schedule_gather_gemm(out):
     return s
 
 
+def schedule_segment_sum(out):
+    """Rows in parallel; each row's sums (C channels, in vector registers) accumulate over
+    its slots, each slot's index loaded once for all channels."""
+    s = te.create_schedule(out.op)
+    acc = out.op.input_tensors()[0]
+    i, o = s[out].op.axis
+    lanes = vector_lanes(out.dtype)
+    channels = o.dom.extent.value
+    if channels >= lanes:
+        _, oi = s[out].split(o, factor=lanes)
+        s[out].vectorize(oi)
+    s[out].parallel(i)
+    s[out].pragma(i, "no_bound_check")
+    s[acc].compute_at(s[out], i)
+    _, ao = s[acc].op.axis
+    (l,) = s[acc].op.reduce_axis
+    if channels >= lanes:
+        aoo, aoi = s[acc].split(ao, factor=lanes)
+        s[acc].reorder(l, aoo, aoi)
+        s[acc].unroll(aoo)
+        s[acc].vectorize(aoi)
+    else:
+        s[acc].reorder(l, ao)
+    return s
+
+
 def schedule_segment(out):
     """Segmented sums / maxima: rows in parallel, channels as vector lanes, the slots of a
     row an inner serial reduction."""
@@ -103,7 +130,7 @@ def schedule_weight_grad(out):
     return s
 
 
-SCHEDULES = {ops.gather_gemm: schedule_gather_gemm, ops.segment_sum: schedule_segment,
+SCHEDULES = {ops.gather_gemm: schedule_gather_gemm, ops.segment_sum: schedule_segment_sum,
              ops.segment_max: schedule_segment, ops.maxpool_backward: schedule_segment,
              ops.weight_grad: schedule_weight_grad}
 

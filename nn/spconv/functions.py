@@ -21,14 +21,30 @@ from ..tensor import dtype_name
 __all__ = ["sparse_conv", "sparse_maxpool", "to_dense", "gather_rows"]
 
 
-def _run(declare, arrays, shapes, out_shape, **params):
-    """The compiled ``declare`` on host ``arrays``; ``shapes`` name the row sizes."""
+def _run(declare, arrays, shapes, out_shape, scratch=False, **params):
+    """The compiled ``declare`` on host ``arrays``; ``shapes`` name the row sizes. With
+    ``scratch`` the output is a view of a buffer that the next scratch call overwrites."""
     arrays = [np.ascontiguousarray(a) for a in arrays]
     f = build(declare, shapes, [dtype_name(a.dtype) for a in arrays], **params)
-    out = np.empty(out_shape, arrays[0].dtype)
+    out = _scratch(out_shape, arrays[0].dtype) if scratch else \
+        np.empty(out_shape, arrays[0].dtype)
     kernel_calls[declare.__name__] += 1
     f(*arrays, out)
     return out
+
+
+_SCRATCH = {}
+
+
+def _scratch(shape, dtype):
+    """A reused buffer for the products between the GEMM and the scatter: a fresh array of
+    that size (pairs x channels, often hundreds of MB) costs its page faults on every call."""
+    size = int(np.prod(shape))
+    buf = _SCRATCH.get(np.dtype(dtype).name)
+    if buf is None or buf.size < size:
+        buf = np.empty(max(size, 1), dtype)
+        _SCRATCH[np.dtype(dtype).name] = buf
+    return buf[:size].reshape(shape)
 
 
 def _host(t):
@@ -48,7 +64,7 @@ def conv_forward(x, w, book, bias=None):
     tiles = book.gather_in.shape[0]
     prod = _run(ops.gather_gemm, [x, w, book.gather_in, book.tile_offset],
                 [("N", n_in), (n_out, kv, n_in), ("T", ops.ROWS), ("T",)],
-                (tiles, ops.ROWS, n_out))
+                (tiles, ops.ROWS, n_out), scratch=True)
     prod = prod.reshape(-1, n_out)
     slots = book.slots_out
     args = [prod, slots] + ([bias] if bias is not None else [])
@@ -64,7 +80,7 @@ def conv_input_grad(g, w, book):
     tiles = book.gather_out.shape[0]
     prod = _run(ops.gather_gemm, [g, w, book.gather_out, book.tile_offset],
                 [("N", n_out), (n_out, kv, n_in), ("T", ops.ROWS), ("T",)],
-                (tiles, ops.ROWS, n_in), transpose_w=True)
+                (tiles, ops.ROWS, n_in), scratch=True, transpose_w=True)
     slots = book.slots_in
     return _run(ops.segment_sum, [prod.reshape(-1, n_in), slots],
                 [("P", n_in), ("M", slots.shape[1])], (book.n_in, n_in))

@@ -11,7 +11,7 @@ weight's order (k_z, k_y, k_x) row-major. An output o and an input i meet at off
     transposed    o = i * stride - padding + k * dilation
 
 Regular and transposed outputs come sorted by their linearized key. The pairs are grouped by
-offset, each group padded to a whole number of ``CHUNK``
+offset (in each group sorted by output), each group padded to a whole number of ``CHUNK``
 pairs (padding pairs are -1), so that a tile of ``ROWS`` pairs has one offset.
 """
 from __future__ import annotations
@@ -134,7 +134,10 @@ class Rulebook:
         total = int(padded.sum())
         starts = np.concatenate([[0], np.cumsum(padded)[:-1]]).astype(np.int64)
         first = np.concatenate([[0], np.cumsum(counts)[:-1]])
-        order = np.argsort(pair_offset, kind="stable")
+        # each group sorted by output: the scatter then reads each group in one pass
+        group_key = pair_offset.astype(np.int64) * max(n_out, 1) + pair_out
+        order = np.argsort(group_key) if np.any(group_key[1:] < group_key[:-1]) else \
+            np.arange(group_key.size)
         dest = starts[pair_offset[order]] + np.arange(order.size) - first[pair_offset[order]]
         self.pair_in = np.full(total, -1, np.int32)
         self.pair_out = np.full(total, -1, np.int32)
