@@ -31,6 +31,8 @@ def world(no_world):
 
 
 def test_mpi_missing_names_the_extra(no_world, monkeypatch):
+    from nn.distributed import process_group
+    monkeypatch.setattr(process_group, "_MPI", [])       # as in a process that never had it
     monkeypatch.setitem(sys.modules, "mpi4py", None)
     with pytest.raises(ImportError, match=r'pip install -e "\.\[distributed\]"'):
         dist.init_process_group("mpi")
@@ -82,7 +84,8 @@ def test_collective_arguments(world):
 
 
 def test_sampler_arguments():
-    with pytest.raises(ValueError, match=r"Invalid rank 2, rank should be in the interval \[0, 1\]"):
+    with pytest.raises(ValueError, match=r"Invalid rank 2, rank should be in the interval "
+                                         r"\[0, 1\]"):
         DistributedSampler(list(range(4)), num_replicas=2, rank=2)
     with pytest.raises(ValueError, match="Invalid rank -1"):
         DistributedSampler(list(range(4)), num_replicas=2, rank=-1)
