@@ -63,7 +63,10 @@ class _Bucket:
 
 
 class DistributedDataParallel(Module):
-    """Data-parallel training of ``module`` over the processes of ``process_group``."""
+    """Data-parallel training of ``module`` over the processes of ``process_group``
+    (``device_ids``, ``output_device``, ``dim``, ``check_reduction``,
+    ``gradient_as_bucket_view`` and ``static_graph`` are taken for PyTorch's signature and
+    change nothing: one process drives one device, and gradients are copied to the buckets)."""
 
     def __init__(self, module, device_ids=None, output_device=None, dim=0,
                  broadcast_buffers=True, process_group=None, bucket_cap_mb=25,

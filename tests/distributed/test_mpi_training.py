@@ -98,6 +98,26 @@ def test_syncbn_uneven_batches_forward_and_backward(world):
     np.testing.assert_allclose(total_w.numpy(), bn.weight.grad.numpy(), rtol=1e-10)
 
 
+def test_syncbn_with_an_empty_rank(world):
+    """Rank 0 holds no sample: the others' statistics and gradient sums are the global ones."""
+    rank, size = world
+    rng = np.random.default_rng(4)
+    x = rng.standard_normal((6 * (size - 1), 3, 2)) + 1
+    g = rng.standard_normal(x.shape)
+    mine = slice(0, 0) if rank == 0 else slice(6 * (rank - 1), 6 * rank)
+    bn, sync = nn.BatchNorm1d(3, dtype="float64"), nn.SyncBatchNorm(3, dtype="float64")
+    xa = nn.tensor(x, requires_grad=True)
+    bn(xa).backward(nn.tensor(g))
+    xs = nn.tensor(x[mine], requires_grad=True)
+    out = sync(xs)
+    out.backward(nn.tensor(g[mine]))
+    assert out.shape == (len(x[mine]), 3, 2)
+    np.testing.assert_allclose(out.detach().numpy(), _bn_out(x, bn)[mine], rtol=1e-10,
+                               atol=1e-12)
+    np.testing.assert_allclose(xs.grad.numpy(), xa.grad.numpy()[mine], rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(sync.running_var.numpy(), bn.running_var.numpy(), rtol=1e-12)
+
+
 def _bn_out(x, bn):
     """``bn``'s output on ``x`` with batch statistics, without touching its running stats."""
     mean = x.mean((0, 2), keepdims=True)
