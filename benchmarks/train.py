@@ -154,6 +154,10 @@ def main():
     ap.add_argument("--threads", type=int, nargs="+", default=[1, 2])
     ap.add_argument("--rounds", type=int, default=7)
     ap.add_argument("--batch", type=int, default=50)
+    ap.add_argument("--no-foreach", action="store_true",
+                    help="tensorweave's Adam one kernel per parameter (default: one "
+                         "multi-tensor kernel, foreach=True; torch's Adam runs its CPU "
+                         "default either way)")
     ap.add_argument("--profile", action="store_true",
                     help="print a per-operator profile of one tensorweave step")
     args = ap.parse_args()
@@ -165,7 +169,8 @@ def main():
     ours = build(nn)
     x, y = nn.tensor(x_np), nn.tensor(y_np)
     ours_step = step_fn(ours, nn.CrossEntropyLoss(),
-                        nn.optim.Adam(ours.parameters(), lr=5e-4, weight_decay=1e-4), x, y)
+                        nn.optim.Adam(ours.parameters(), lr=5e-4, weight_decay=1e-4,
+                                      foreach=not args.no_foreach), x, y)
     cands = {"tensorweave": ours_step}
     if torch is not None:
         theirs = build(torch.nn)

@@ -133,8 +133,8 @@ def default_workers() -> int:
 
 
 def ptx_many(jobs, cc=(9, 0), workers=None, use_cache=True, log=None):
-    """PTX of many builds' kernels: ``jobs`` is [(source, kernels)]; returns [[PTX per kernel]
-    per job]. Cached kernels are read; the others (each distinct one once) compile in
+    """PTX of many builds' kernels: ``jobs`` is [(source, kernels)] or [(source, kernels,
+    label)] (the label names the build in ``log``); returns [[PTX per kernel] per job]. Cached kernels are read; the others (each distinct one once) compile in
     ``workers`` processes (``default_workers()``; 1: in this process). ``log(name, seconds,
     cached)`` is called per kernel as it completes."""
     workers = default_workers() if workers is None else int(workers)
@@ -142,22 +142,25 @@ def ptx_many(jobs, cc=(9, 0), workers=None, use_cache=True, log=None):
         raise ValueError(f"ptx_many: workers must be a positive integer, got {workers}")
     results, todo = {}, {}
     keys = []
-    for source, kernels in jobs:
+    names = {}
+    for job in jobs:
+        source, kernels = job[0], job[1]
+        label = job[2] if len(job) > 2 else None
         row = []
         for k in kernels:
             key = kernel_key(source, k, cc)
             row.append(key)
             if key in results or key in todo:
                 continue
+            names[key] = f"{label}: {k.name}" if label else k.name
             ptx = _read(key) if use_cache else None
             if ptx is not None:
                 results[key] = ptx
                 if log:
-                    log(k.name, 0.0, True)
+                    log(names[key], 0.0, True)
             else:
                 todo[key] = (key, source, k, cc)
         keys.append(row)
-    names = {key: args[2].name for key, args in todo.items()}
     if todo and workers == 1:
         for args in todo.values():
             key, ptx, seconds = _job(args) if use_cache else (args[0], *_compile(*args[1:]))

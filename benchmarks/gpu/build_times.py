@@ -133,7 +133,8 @@ def compile_ptx(path, jobs, use_cache, label):
         print(f"[build_times] {label}: {name}: {'cached' if cached else f'{seconds:.2f} s'}; "
               f"{done['n']} kernels, {time.perf_counter() - start:.1f} s", file=sys.stderr,
               flush=True)
-    ptx = ptx_many([(src, kernels) for _, src, kernels in sources], cc=(9, 0), workers=jobs,
+    ptx = ptx_many([(src, kernels, name) for name, src, kernels in sources], cc=(9, 0),
+                   workers=jobs,
                    use_cache=use_cache, log=log)
     wall = time.perf_counter() - start
     n = sum(len(p) for p in ptx)

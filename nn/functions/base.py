@@ -11,6 +11,7 @@ import collections
 import numpy as np
 
 from nn.ops import cpu, declare
+from nn.ops import host as host_knobs
 
 from .. import device as devices
 from ..autograd import Function
@@ -50,12 +51,31 @@ def _astype(array, dtype):
     return _kernel(declare.astype, array, out_shape=array.shape, to=dtype)._data
 
 
+_plans = {}         # (declare, shapes, dtypes, params, host knobs) -> the built function
+PLANS_MAX = 8192
+_BUILD = cpu.build
+
+
 def _cpu_kernel(declare, arrays, params):
     """The CPU build of ``declare`` run on host ``arrays`` (strided ones made contiguous by a
-    kernel); counted in ``kernel_calls``. Returns its output array(s)."""
+    kernel); counted in ``kernel_calls``. Returns its output array(s).
+
+    The built function is looked up by the arrays' shapes and numpy dtypes in a plain dict
+    (a cached call plan) before ``cpu.build``'s normalizing of its arguments."""
     arrays = [a if a.flags.c_contiguous else _host_contiguous(a) for a in arrays]
-    f = cpu.build(declare, [a.shape for a in arrays], [dtype_name(a.dtype) for a in arrays],
-                  **params)
+    try:
+        key = (declare, tuple([a.shape for a in arrays]), tuple([a.dtype for a in arrays]),
+               tuple(params.items()), host_knobs.token())
+        f = _plans.get(key)
+    except TypeError:               # an unhashable parameter (a list): no plan
+        key, f = None, None
+    if f is None or cpu.build is not _BUILD:      # (a test may have replaced cpu.build)
+        f = cpu.build(declare, [a.shape for a in arrays],
+                      [dtype_name(a.dtype) for a in arrays], **params)
+        if key is not None:
+            if len(_plans) >= PLANS_MAX:
+                _plans.clear()
+            _plans[key] = f
     kernel_calls[declare.__name__] += 1
     return f(*arrays)
 
