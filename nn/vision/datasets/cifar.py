@@ -1,7 +1,7 @@
 """CIFAR-10 and CIFAR-100 from their "python version" batches (``root/cifar-10-batches-py/``,
 ``root/cifar-100-python/``), read with a restricted unpickler: the batches are pickles, and a
 pickle can name any callable, so only what a batch needs is allowed (numpy's array
-reconstruction with non-object dtypes, latin-1 byte strings, and pickle's own dicts, lists,
+reconstruction (pickle protocols 2-5) with non-object dtypes, latin-1 byte strings, and pickle's own dicts, lists,
 strings, numbers); any other global in the file raises ``pickle.UnpicklingError`` before
 anything runs.
 """
@@ -38,7 +38,15 @@ def _reconstruct(cls, shape, dtype):
     return np.ndarray.__new__(np.ndarray, shape, _dtype(dtype))
 
 
+def _frombuffer(buffer, dtype, shape, order):
+    """Protocol 5's array: the bytes of ``buffer`` viewed as ``shape`` of ``dtype``."""
+    dtype = _dtype(dtype)
+    return np.frombuffer(bytes(buffer), dtype).reshape(shape, order=order).copy()
+
+
 _ALLOWED = {
+    ("numpy.core.numeric", "_frombuffer"): _frombuffer,
+    ("numpy._core.numeric", "_frombuffer"): _frombuffer,
     ("numpy.core.multiarray", "_reconstruct"): _reconstruct,
     ("numpy._core.multiarray", "_reconstruct"): _reconstruct,
     ("numpy", "ndarray"): np.ndarray,
