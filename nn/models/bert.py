@@ -139,11 +139,11 @@ class BertSelfAttention(Module):
             scores = scores / math.sqrt(d)
             if attention_mask is not None:
                 scores = scores + attention_mask
-            probs = F.softmax(scores, dim=-1)
-            dropped = self.dropout(probs)
+            # the weights returned are those used: after dropout and the head mask
+            probs = self.dropout(F.softmax(scores, dim=-1))
             if head_mask is not None:
-                dropped = dropped * head_mask
-            context = dropped.matmul(v)
+                probs = probs * head_mask
+            context = probs.matmul(v)
         context = context.transpose(1, 2).reshape(B, L, self.all_head_size)
         return (context, probs) if output_attentions else (context,)
 
