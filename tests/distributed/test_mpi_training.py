@@ -190,14 +190,15 @@ def test_find_unused_parameters(world):
     assert grads[0].keys() == grads[1].keys()
     for name in grads[0]:
         np.testing.assert_array_equal(grads[0][name], grads[1][name])
-    # head_a used on rank 0 only: its average is half rank 0's gradient
+    # head_a is used on every rank but 1: its gradient is their sum over the world size
     nn.manual_seed(1)
     alone = TwoHeads()
-    xs = [nn.tensor(np.random.default_rng(r).standard_normal((5, 4)).astype("float32"))
-          for r in range(size)]
-    alone(xs[0], use_b=False).sum().backward()
+    for r in range(size):
+        if r != 1:
+            xr = np.random.default_rng(r).standard_normal((5, 4)).astype("float32")
+            alone(nn.tensor(xr), use_b=False).sum().backward()
     np.testing.assert_allclose(grads[0]["head_a.weight"], alone.head_a.weight.grad.numpy() / size,
-                               rtol=1e-6)
+                               rtol=1e-5)
     # without detection, the unreduced bucket is reported at the next forward
     strict = DDP(TwoHeads(), bucket_cap_mb=1e-6)
     strict(x, use_b=False).sum().backward()
