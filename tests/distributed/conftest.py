@@ -2,8 +2,11 @@
 (``mpiexec -n 2 python -m pytest tests/distributed -n 0 -p no:cacheprovider``), where every
 process runs the same tests in the same order and the default process group spans them. In
 an ordinary ``pytest`` run this directory collects nothing (the single-process and 3-rank
-checks live in tests/nn/test_distributed_*.py)."""
+checks live in tests/nn/test_distributed_*.py). A test that fails on one rank aborts the
+whole MPI job (after printing its report), since the other ranks would wait forever in their
+next collective."""
 import os
+import sys
 
 import pytest
 
@@ -30,3 +33,16 @@ def world():
     yield dist.get_rank(), dist.get_world_size()
     dist.barrier()
     dist.destroy_process_group()
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    outcome = yield
+    report = outcome.get_result()
+    if report.failed:
+        from mpi4py import MPI
+        rank = MPI.COMM_WORLD.Get_rank()
+        sys.stderr.write(f"\n[rank {rank}] {report.nodeid} failed ({report.when}):\n"
+                         f"{report.longreprtext}\n[rank {rank}] aborting the MPI job\n")
+        sys.stderr.flush()
+        MPI.COMM_WORLD.Abort(1)
