@@ -51,10 +51,43 @@ def _fmin(a, b):
     return te.min(a, b)
 
 
+def _check(qT, k, v, mask, heads):
+    """Shapes that the kernels index: ValueError naming the argument otherwise."""
+    shapes = {}
+    for name, t, rank in (("qT", qT, 3), ("k", k, 3), ("v", v, 3), ("maskT", mask, 4)):
+        if t is None:
+            continue
+        shape = tuple(int(d) for d in t.shape)
+        if len(shape) != rank:
+            raise ValueError(f"flash_attention: {name} must be {rank}-d, got shape {shape}")
+        if t.dtype != "float32":
+            raise ValueError(f"flash_attention: {name} must be float32, got {t.dtype}")
+        if 0 in shape:
+            raise ValueError(f"flash_attention: {name} has an empty axis, shape {shape}")
+        shapes[name] = shape
+    (BH, E, L), (BHk, S, Ek), (BHv, Sv, _) = shapes["qT"], shapes["k"], shapes["v"]
+    if not BH == BHk == BHv:
+        raise ValueError(f"flash_attention: qT, k and v need one batch size, got {BH}, {BHk} "
+                         f"and {BHv}")
+    if Ek != E:
+        raise ValueError(f"flash_attention: k has {Ek} features per key, qT {E}")
+    if Sv != S:
+        raise ValueError(f"flash_attention: v has {Sv} rows, k {S}")
+    if not isinstance(heads, int) or heads < 1 or BH % heads:
+        raise ValueError(f"flash_attention: heads={heads!r} must be a positive divisor of the "
+                         f"batch {BH}")
+    if mask is not None:
+        Bm, Hm, Sm, Lm = shapes["maskT"]
+        if Bm not in (1, BH // heads) or Hm not in (1, heads) or Sm != S or Lm not in (1, L):
+            raise ValueError(f"flash_attention: maskT has shape {shapes['maskT']}; expected "
+                             f"(1 or {BH // heads}, 1 or {heads}, {S}, 1 or {L})")
+
+
 class _Layout:
     """Sizes and index helpers shared by the forward and the backward."""
 
     def __init__(self, qT, k, v, mask, heads, causal, scale):
+        _check(qT, k, v, mask, heads)
         self.BH, self.E, self.L = (int(d) for d in qT.shape)
         self.S = int(k.shape[1])
         self.Ev = int(v.shape[2])
