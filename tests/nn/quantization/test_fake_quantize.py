@@ -92,3 +92,43 @@ def test_switches():
     model = nn.Sequential(nq.FakeQuantize(), nn.ReLU())
     model.apply(nq.disable_observer)
     assert model[0].observer_enabled.item() == 0
+
+
+@pytest.mark.parametrize("make", ["default_fused_act_fake_quant", "default_fused_wt_fake_quant",
+                                  "default_fused_per_channel_wt_fake_quant"])
+def test_fused_fake_quantize_edge_ranges_match_torch(make):
+    """fbgemm's ChooseQuantizationParams: tiny ranges (the 6.1e-5 scale floor), one-signed
+    and constant data, symmetric and affine."""
+    rng = np.random.default_rng(5)
+    cases = [rng.standard_normal((4, 6)) * 1e-6, np.abs(rng.standard_normal((4, 6))) + 0.5,
+             -np.abs(rng.standard_normal((4, 6))) * 3, np.full((4, 6), 0.25),
+             rng.standard_normal((4, 6)) * 100]
+    for x in cases:
+        ours, theirs = getattr(nq, make)(), getattr(tq, make)()
+        x = x.astype(np.float32)
+        y = ours(nn.tensor(x))
+        yt = theirs(torch.from_numpy(x))
+        np.testing.assert_array_equal(ours.scale.numpy(), theirs.scale.numpy())
+        np.testing.assert_array_equal(ours.zero_point.numpy(), theirs.zero_point.numpy())
+        np.testing.assert_array_equal(y.numpy(), yt.detach().numpy())
+
+
+def test_fake_quantize_gradient_flows_to_the_weight_in_qat_linear():
+    nn.manual_seed(0)
+    lin = nn.Linear(5, 3)
+    lin.qconfig = nq.get_default_qat_qconfig("x86")
+    qat = nn.qat.Linear.from_float(lin)
+    assert qat.weight is lin.weight
+    torch_lin = torch.nn.Linear(5, 3)
+    torch_lin.weight.data = torch.from_numpy(lin.weight.detach().numpy().copy())
+    torch_lin.bias.data = torch.from_numpy(lin.bias.detach().numpy().copy())
+    torch_lin.qconfig = tq.get_default_qat_qconfig("x86")
+    tqat = torch.ao.nn.qat.Linear.from_float(torch_lin)
+    x = values(4, (4, 5))
+    y = qat(nn.tensor(x))
+    yt = tqat(torch.from_numpy(x))
+    np.testing.assert_allclose(y.detach().numpy(), yt.detach().numpy(), rtol=1e-6, atol=1e-6)
+    y.sum().backward()
+    yt.sum().backward()
+    np.testing.assert_allclose(qat.weight.grad.numpy(), tqat.weight.grad.numpy(), rtol=1e-6,
+                               atol=1e-6)
