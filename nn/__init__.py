@@ -35,3 +35,5 @@ from . import _aliases  # noqa: E402  (torch's module names: nn.nn is nn, nn.uti
 nn = _aliases.sys.modules[__name__]
 _aliases.install()
 from . import distributed, parallel  # noqa: F401,E402  (MPI data parallelism; mpi4py loads lazily)
+from . import storage  # noqa: F401,E402  (Tensor.untyped_storage/storage_offset/data_ptr...)
+from .storage import as_strided, empty_strided, TypedStorage, UntypedStorage  # noqa: F401,E402
