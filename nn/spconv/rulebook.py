@@ -206,14 +206,22 @@ def build_rulebook(indices, batch_size, spatial_shape, ksize, stride, padding, d
         padded = [n + 2 * r for n, r in zip(shape, reach)]
         pkeys = _keys(idx[order, 1:] + reach, idx[order, 0], padded)
         strides = np.cumprod([1] + padded[::-1])[:-1][::-1]
-        for k, off in enumerate(offsets):
-            qkeys = pkeys + int(((off - ks // 2) * dl) @ strides)
+        # offsets k and kv - 1 - k are opposite: (i, o) pairs at one are (o, i) at the other,
+        # so only the first half is searched; the centre pairs every site with itself
+        centre = len(offsets) // 2
+        found_in, found_out = [None] * len(offsets), [None] * len(offsets)
+        for k in range(centre):
+            qkeys = pkeys + int(((offsets[k] - ks // 2) * dl) @ strides)
             pos = np.searchsorted(pkeys, qkeys)
             np.minimum(pos, max(n - 1, 0), out=pos)
             found = np.flatnonzero(pkeys[pos] == qkeys) if n else pos[:0]
-            outs.append(order[found])
-            ins.append(order[pos[found]])
-            ks_of.append(np.full(found.size, k))
+            found_out[k], found_in[k] = order[found], order[pos[found]]
+            found_out[-1 - k], found_in[-1 - k] = found_in[k], found_out[k]
+        found_in[centre] = found_out[centre] = np.arange(n)
+        for k in range(len(offsets)):
+            outs.append(found_out[k])
+            ins.append(found_in[k])
+            ks_of.append(np.full(found_out[k].size, k))
         out_indices = indices.astype(np.int32)
         n_out = n
     else:
@@ -246,5 +254,6 @@ def build_rulebook(indices, batch_size, spatial_shape, ksize, stride, padding, d
            np.zeros(0, np.int64))
     book = Rulebook(cat(ins).astype(np.int32), cat(outs).astype(np.int32), cat(ks_of),
                     len(offsets), n, n_out, out_indices)
+    book.gather_in, book.slots_out      # the forward's tables, timed with the pairs
     book.seconds = time.perf_counter() - start
     return book, out_shape
