@@ -85,7 +85,7 @@ class Linear(QuantizedModule):
         scale, zp = output_qparams(mod, cls.__name__)
         w = float_weight_qparams(float_mod, cls.__name__)
         new = cls(float_mod.in_features, float_mod.out_features,
-                  bias_=float_mod.bias is not None)
+                  float_mod.bias is not None)
         new.set_weight_bias(w, None if float_mod.bias is None else float_mod.bias.detach())
         new.scale, new.zero_point = scale, zp
         return new
@@ -95,7 +95,7 @@ class Linear(QuantizedModule):
         """From a reference module: ``ref.get_quantized_weight()`` (or a QTensor
         ``ref.weight``) and ``ref.bias``."""
         w = ref.get_quantized_weight() if hasattr(ref, "get_quantized_weight") else ref.weight
-        new = cls(ref.in_features, ref.out_features, bias_=ref.bias is not None)
+        new = cls(ref.in_features, ref.out_features, ref.bias is not None)
         new.set_weight_bias(w, None if ref.bias is None else ref.bias.detach())
         new._set_qparams(output_scale, output_zero_point, cls.__name__)
         return new

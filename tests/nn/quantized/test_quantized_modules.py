@@ -191,3 +191,52 @@ def test_functional_linear_and_conv2d_match_torch():
     x, tx = qx((1, 2, 6, 6), 0.03, 5)
     assert_lsb(nn.quantized.functional.conv2d(x, w, None, 1, 1, scale=0.05, zero_point=60),
                tqF.conv2d(tx, tw, None, 1, 1, scale=0.05, zero_point=60))
+
+
+def _calibrated(ours_mod, theirs_mod, data, backend="x86"):
+    """Both float modules with their backend's default qconfig and output observer, fed
+    torch's outputs on ``data``."""
+    from nn import quantization as tq
+    ours_mod.qconfig = tq.get_default_qconfig(backend)
+    theirs_mod.qconfig = torch.ao.quantization.get_default_qconfig(backend)
+    if isinstance(theirs_mod, torch.nn.Sequential):     # fused: prepare gives mod[0] one too
+        ours_mod[0].qconfig, theirs_mod[0].qconfig = ours_mod.qconfig, theirs_mod.qconfig
+    ours_mod.activation_post_process = ours_mod.qconfig.activation()
+    theirs_mod.activation_post_process = theirs_mod.qconfig.activation()
+    with torch.no_grad():       # the same float outputs to both observers (our float layers
+        y = theirs_mod(torch.from_numpy(data))      # differ from torch's in the last bits)
+    ours_mod.activation_post_process(nn.Tensor(y.numpy()))
+    theirs_mod.activation_post_process(y)
+
+
+@pytest.mark.parametrize("backend", ["x86", "qnnpack"])
+def test_linear_from_float_matches_torch(backend):
+    w = RNG.normal(0, 0.3, (6, 10)).astype("float32")
+    b = RNG.normal(0, 0.1, 6).astype("float32")
+    ours, theirs = nn.Linear(10, 6), torch.nn.Linear(10, 6)
+    ours.weight.data, ours.bias.data = nn.Tensor(w), nn.Tensor(b)
+    theirs.weight.data, theirs.bias.data = torch.from_numpy(w), torch.from_numpy(b)
+    _calibrated(ours, theirs, RNG.normal(0, 1, (32, 10)).astype("float32"), backend)
+    q, tq_ = nn.quantized.Linear.from_float(ours), tnnq.Linear.from_float(theirs)
+    np.testing.assert_array_equal(q.weight().int_repr().numpy(),
+                                  tq_.weight().int_repr().numpy())
+    assert (q.scale, q.zero_point) == (tq_.scale, tq_.zero_point)
+    x, tx = qx((4, 10), 0.02, 60)
+    assert_lsb(q(x), tq_(tx))
+
+
+def test_conv_relu_from_fused_float_matches_torch():
+    import torch.ao.nn.intrinsic as tnni
+    w = RNG.normal(0, 0.3, (4, 3, 3, 3)).astype("float32")
+    c, tc = nn.Conv2d(3, 4, 3), torch.nn.Conv2d(3, 4, 3)
+    c.weight.data, tc.weight.data = nn.Tensor(w), torch.from_numpy(w)
+    c.bias.data, tc.bias.data = nn.Tensor(np.zeros(4, "float32")), torch.zeros(4)
+    ours, theirs = nn.intrinsic.ConvReLU2d(c, nn.ReLU()), tnni.ConvReLU2d(tc, torch.nn.ReLU())
+    _calibrated(ours, theirs, RNG.normal(0, 1, (2, 3, 6, 6)).astype("float32"))
+    import nn.intrinsic.quantized as nniq
+    q = nniq.ConvReLU2d.from_float(ours)
+    tq_ = tnniq.ConvReLU2d.from_float(theirs)
+    np.testing.assert_array_equal(q.weight().int_repr().numpy(),
+                                  tq_.weight().int_repr().numpy())
+    x, tx = qx((1, 3, 6, 6), 0.02, 60)
+    assert_lsb(q(x), tq_(tx))
