@@ -104,7 +104,7 @@ def conv2d_packed(input, packed, kernel, stride, padding, dilation, scale, zero_
     if oh < 1 or ow < 1:
         raise RuntimeError(f"{what}: the input {tuple(x.shape)} is smaller than the kernel "
                            f"{kernel} (dilation {dilation}, padding {padding})")
-    ints = packed.run(x, scale, zero_point, relu, mode, conv=(kernel, stride, padding,
+    ints = packed.run(x, scale, zero_point, relu, mode, conv=(tuple(kernel), stride, padding,
                                                               dilation))
     return QTensor(Tensor(ints.reshape(n, packed.out_channels, oh, ow)), quint8, scale,
                    zero_point)

@@ -92,7 +92,17 @@ class PackedWeight:
         self.out_channels = oc
 
     def epilogue(self, x_scale, out_scale, mode):
-        """``(ich, fch)`` of ``nn.ops.quantized`` for an input of scale ``x_scale``."""
+        """``(ich, fch)`` of ``nn.ops.quantized`` for an input of scale ``x_scale`` (the
+        last few kept: a calibrated model calls with the same scales every time)."""
+        key = (float(x_scale), float(out_scale), mode)
+        cache = self.__dict__.setdefault("_epilogues", {})
+        if key not in cache:
+            if len(cache) >= 8:
+                cache.pop(next(iter(cache)))
+            cache[key] = self._epilogue(*key)
+        return cache[key]
+
+    def _epilogue(self, x_scale, out_scale, mode):
         oc = self.out_channels
         ich = np.zeros((5, oc), "int32")
         ich[0], ich[1] = self.colsum, self.w_zps
@@ -121,29 +131,35 @@ class PackedWeight:
         ich, fch = self.epilogue(x.q_scale(), scale, mode)
         p = np.array([x.q_zero_point(), zero_point], "float64")
         data = x._int.contiguous()._data
-        arrays = [data, self.packed, ich, fch, p]
-        has_wzp = bool(np.any(self.w_zps != 0))
-        common = dict(mode=mode, relu=bool(relu), has_wzp=has_wzp)
-        dts = ["uint8", "int8", "int32", "float32", "float64"]
-        shapes = [a.shape for a in arrays]
+        arrays = (data, self.packed, ich, fch, p)
+        key = (data.shape, mode, bool(relu), conv, VNNI)
+        fns = self.__dict__.setdefault("_fns", {})
+        f = fns.get(key)
+        if f is None:
+            f = fns[key] = self._build(key, [a.shape for a in arrays])
+        base.kernel_calls["qlinear" if conv is None else "qconv2d"] += 1
+        out = f(*arrays)
         if conv is None:
-            f = cpu.build(qops.qlinear, shapes, dts, schedule=_schedule(VNNI),
-                          out_features=self.out_channels, **common)
-            base.kernel_calls["qlinear"] += 1
-            out = f(*arrays)
             n = self.out_channels
             return out if out.shape[1] == n else Tensor(out[:, :n]).contiguous()._data
-        kernel, stride, padding, dilation = conv
-        f = cpu.build(qconv.qconv2d, shapes, dts, schedule=_schedule(VNNI, True),
-                      out_channels=self.out_channels, kernel=tuple(kernel),
-                      stride=tuple(stride), padding=tuple(padding),
-                      dilation=tuple(dilation), groups=self.groups, **common)
-        base.kernel_calls["qconv2d"] += 1
-        out = f(*arrays)                # (N, G, Np, OH, OWp)
+        # (N, G, Np, OH, OWp): the padding cropped by a te copy kernel
         n, ow = self.out_channels // self.groups, conv_width(data.shape[3], conv)
         if out.shape[2] != n or out.shape[4] != ow:
-            out = Tensor(out[:, :, :n, :, :ow]).contiguous()._data     # a te copy kernel
+            out = Tensor(out[:, :, :n, :, :ow]).contiguous()._data
         return out
+
+    def _build(self, key, shapes):
+        _, mode, relu, conv, vnni = key
+        common = dict(mode=mode, relu=relu, has_wzp=bool(np.any(self.w_zps != 0)))
+        dts = ["uint8", "int8", "int32", "float32", "float64"]
+        if conv is None:
+            return cpu.build(qops.qlinear, shapes, dts, schedule=_schedule(vnni),
+                             out_features=self.out_channels, **common)
+        kernel, stride, padding, dilation = conv
+        return cpu.build(qconv.qconv2d, shapes, dts, schedule=_schedule(vnni, True),
+                         out_channels=self.out_channels, kernel=tuple(kernel),
+                         stride=tuple(stride), padding=tuple(padding),
+                         dilation=tuple(dilation), groups=self.groups, **common)
 
 
 def conv_width(width, conv):
