@@ -32,11 +32,19 @@ import zlib
 
 import numpy as np
 
-from . import safe_json
+from . import safe_json, serialization_modules
+from .serialization_modules import (UnsafeCheckpointError, add_safe_globals,  # noqa: F401
+                                    clear_safe_globals, get_safe_globals, safe_globals)
 from .device import cuda_available, device, host
 from .tensor import Tensor
 
-__all__ = ["save", "load", "CheckpointError", "CheckpointDeviceError"]
+__all__ = ["save", "load", "CheckpointError", "CheckpointDeviceError", "UnsafeCheckpointError",
+           "add_safe_globals", "get_safe_globals", "clear_safe_globals", "safe_globals"]
+
+
+def _is_module(obj) -> bool:
+    from .modules.module import Module
+    return isinstance(obj, Module)
 
 MAGIC = b"TWCKPT01"
 _PREFIX = struct.Struct("<8sQI")         # magic, header length, header CRC-32
@@ -92,6 +100,8 @@ class _Writer:
             return self._container(obj, path)
         if getattr(obj, "is_quantized", False) and hasattr(obj, "int_repr"):
             return self._qtensor(obj, path)
+        if _is_module(obj):             # nn.save(model): class references + state
+            return serialization_modules.encode_module(self, obj, path)
         raise TypeError(f"{path}: cannot save object of type {_type_name(obj)}; nn.save takes "
                         "tensors, numpy arrays, numbers, strings, bools, None and dicts, "
                         "OrderedDicts, lists and tuples of these")
@@ -239,8 +249,9 @@ class _Reader:
     node is checked before it is used: its type, its fields' types, and every size against
     the bytes the file still holds."""
 
-    def __init__(self, stream, name, map_location):
+    def __init__(self, stream, name, map_location, weights_only=True):
         self.stream, self.name = stream, name
+        self.weights_only = weights_only
         self.available = _remaining(stream)     # bytes left in the file (None: cannot tell)
         self.position = 0                       # bytes of tensor data read so far
         self.map_location = map_location
@@ -291,6 +302,15 @@ class _Reader:
             return self._array(node, kind, path)
         if kind == "qtensor":
             return self._qtensor(node, path)
+        if kind == "module":
+            if self.weights_only:
+                raise serialization_modules.UnsafeCheckpointError(
+                    f"nn.load: {self.name}: {path} is a whole module (class "
+                    f"{_text(node.get('class'))}); weights_only=True loads data only. If you "
+                    "trust the file, load it with weights_only=False after putting its classes "
+                    "on the allow-list (nn.serialization.add_safe_globals([...])), or save and "
+                    "load model.state_dict() instead")
+            return serialization_modules.decode_module(self, node, path, depth)
         self.fail(f"{path} has the unknown type {_text(kind)}")
 
     def _qtensor(self, node, path):
@@ -464,21 +484,22 @@ def _place(tensor, saved, map_location, name):
 def load(f, map_location=None, *, weights_only=True):
     """The object saved by ``nn.save`` in ``f`` (a path or a binary file object). Tensors go
     to ``map_location`` ("cpu", "cuda", an ``nn.device``, or a dict from saved to wanted
-    device), else to the device they were saved from. The format holds only data, so every
-    load is a weights-only load; ``weights_only`` is accepted for PyTorch's scripts."""
+    device), else to the device they were saved from. The format holds only data; a whole
+    module (``nn.save(model)``) is rebuilt only with ``weights_only=False`` and from trusted
+    classes (``nn.serialization_modules``: nn's own and ``add_safe_globals``'s)."""
     if not (map_location is None or isinstance(map_location, (str, device, dict))):
         raise TypeError(f"nn.load: map_location must be None, a device string such as 'cpu', "
                         f"an nn.device or a dict from saved to wanted device, not "
                         f"{type(map_location).__name__}")
     if isinstance(f, (str, os.PathLike)):
         with open(f, "rb") as stream:
-            return _read(stream, repr(os.fspath(f)), map_location)
+            return _read(stream, repr(os.fspath(f)), map_location, weights_only)
     if not hasattr(f, "read"):
         raise TypeError(f"nn.load: f must be a path or a binary file object, not "
                         f"{type(f).__name__}")
     if not hasattr(f, "readinto"):
         f = io.BytesIO(f.read())
-    return _read(f, "the stream", map_location)
+    return _read(f, "the stream", map_location, weights_only)
 
 
 def _remaining(stream):
@@ -492,7 +513,7 @@ def _remaining(stream):
     return end - here
 
 
-def _read(stream, name, map_location):
+def _read(stream, name, map_location, weights_only=True):
     prefix = _read_up_to(stream, _PREFIX.size)
     if len(prefix) < _PREFIX.size or not prefix.startswith(MAGIC):
         if prefix[:len(MAGIC)] == MAGIC[:len(prefix)] and len(prefix) < _PREFIX.size:
@@ -508,7 +529,7 @@ def _read(stream, name, map_location):
         raise CheckpointError(f"nn.load: {name} is truncated or corrupt: the header should "
                               f"have {size} bytes, found {left}")
     header = _read_up_to(stream, size)
-    reader = _Reader(stream, name, map_location)
+    reader = _Reader(stream, name, map_location, weights_only)
     if len(header) != size:
         reader.fail(f"the header should have {size} bytes, found {len(header)}")
     if zlib.crc32(header) != crc:
