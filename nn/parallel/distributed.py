@@ -101,6 +101,7 @@ class DistributedDataParallel(Module):
             for _, p in bucket.params:
                 self._where[id(p)] = bucket
         self._armed = False
+        self._reduced = False                   # this forward's gradients were averaged
         self._touched = False                   # a hook ran since the forward
         self._next = 0                          # the next bucket to start
         self._unused = set()
@@ -160,6 +161,7 @@ class DistributedDataParallel(Module):
         if self.broadcast_buffers and self.training and self.require_forward_param_sync:
             self._sync_states([b for _, b in self.module.named_buffers()])
         out = self.module(*inputs, **kwargs)
+        self._reduced = False
         self._armed = autograd.is_grad_enabled() and self.require_backward_grad_sync
         if self._armed:
             self._prepare(out)
@@ -190,6 +192,12 @@ class DistributedDataParallel(Module):
     def _grad_ready(self, param):
         """The post-accumulate-grad hook of every parameter."""
         if not self._armed:
+            if self._reduced:
+                raise RuntimeError(
+                    "DistributedDataParallel: a second backward reached the parameters after "
+                    "the gradients of this forward were already averaged (each forward under "
+                    "DDP allows one backward; run the forward again, or accumulate locally "
+                    "with no_sync())")
             return
         bucket = self._where[id(param)]
         if bucket.pending <= 0:
@@ -238,6 +246,7 @@ class DistributedDataParallel(Module):
                     p.grad._bump_version()
             bucket.buffer = bucket.work = None
         self._armed = False
+        self._reduced = True
 
     @contextlib.contextmanager
     def no_sync(self):

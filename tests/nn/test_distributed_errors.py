@@ -112,6 +112,15 @@ def test_sync_batchnorm_and_ddp_arguments(world):
         DDP(nn.Linear(2, 2), bucket_cap_mb=0)
     with pytest.raises(TypeError, match="module must be a nn.Module"):
         DDP(lambda x: x)
+    model = DDP(nn.Linear(2, 2))
+    loss = model(nn.ones(3, 2)).sum()
+    loss.backward(retain_graph=True)
+    with pytest.raises(RuntimeError, match="each forward under DDP allows one backward"):
+        loss.backward()
+    with model.no_sync():
+        loss = model(nn.ones(3, 2)).sum()
+    loss.backward(retain_graph=True)
+    loss.backward()                                     # local accumulation: no limit
     frozen = nn.Linear(2, 2)
     frozen.requires_grad_(False)
     with pytest.raises(RuntimeError, match="doesn't have any parameter that requires"):
