@@ -147,6 +147,25 @@ def test_sync_function_matches_torch_batch_norm(world, dtype, shape):
         np.testing.assert_allclose(ours.numpy(), theirs.detach().numpy(), **tol)
 
 
+def test_sync_function_on_gpu_tensors(world):
+    """The same function on CUDA tensors (numba's simulator in CI): the kernels run on the
+    device, the statistics go through host buffers; results as on the CPU."""
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((4, 2, 3)).astype("float32")
+    g = rng.standard_normal(x.shape).astype("float32")
+    results = []
+    for device in ("cpu", "cuda"):
+        xt = nn.tensor(x).to(device).requires_grad_()
+        w = nn.tensor(np.array([0.5, 2.0], "float32")).to(device).requires_grad_()
+        rm, rv = nn.zeros(2).to(device), nn.ones(2).to(device)
+        y = _SyncBatchNormFunction.apply(xt, w, None, rm, rv, 1e-5, 0.1, None)
+        y.backward(nn.tensor(g).to(device))
+        assert y.is_cuda == xt.grad.is_cuda == rm.is_cuda == (device == "cuda")
+        results.append([t.cpu().numpy() for t in (y.detach(), xt.grad, w.grad, rm, rv)])
+    for on_cpu, on_gpu in zip(*results):
+        np.testing.assert_allclose(on_gpu, on_cpu, rtol=1e-5, atol=1e-6)
+
+
 def test_sync_batchnorm_alone_is_batchnorm(world):
     x = nn.tensor(np.random.default_rng(1).standard_normal((4, 3, 5, 5)).astype("float32"))
     sync, plain = nn.SyncBatchNorm(3), nn.BatchNorm2d(3)
