@@ -30,7 +30,8 @@ __all__ = ["ObserverBase", "UniformQuantizationObserverBase", "MinMaxObserver",
            "MovingAverageMinMaxObserver", "PerChannelMinMaxObserver",
            "MovingAveragePerChannelMinMaxObserver", "PlaceholderObserver", "NoopObserver",
            "default_observer", "default_weight_observer", "default_per_channel_weight_observer",
-           "default_placeholder_observer", "calculate_qmin_qmax"]
+           "default_placeholder_observer", "calculate_qmin_qmax", "get_observer_state_dict",
+           "load_observer_state_dict"]
 
 F32_EPS = float(np.finfo(np.float32).eps)
 _F32 = np.float32
@@ -394,3 +395,23 @@ default_placeholder_observer = PlaceholderObserver
 default_weight_observer = MinMaxObserver.with_args(dtype=qint8, qscheme=per_tensor_symmetric)
 default_per_channel_weight_observer = PerChannelMinMaxObserver.with_args(
     dtype=qint8, qscheme=per_channel_symmetric)
+
+
+def get_observer_state_dict(mod):
+    """The observer entries (``...activation_post_process...``) of ``mod.state_dict()``, to
+    save a calibration."""
+    import collections
+    return collections.OrderedDict((k, v) for k, v in mod.state_dict().items()
+                                   if "activation_post_process" in k)
+
+
+def load_observer_state_dict(mod, obs_dict):
+    """Load a calibration saved by ``get_observer_state_dict`` into a prepared model with the
+    same observers; raises naming the observer keys that are missing or unexpected."""
+    result = mod.load_state_dict(obs_dict, strict=False)
+    missing = [k for k in result.missing_keys if "activation_post_process" in k]
+    if missing:
+        raise Exception(f"Missing keys for observer {missing} in state_dict")
+    if result.unexpected_keys:
+        raise Exception(f"Unexpected keys for observer {list(result.unexpected_keys)} in "
+                        "state_dict")

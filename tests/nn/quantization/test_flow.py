@@ -57,7 +57,8 @@ def capture(model, name):
 def ptq(model, fusions, qconfig, data, inplace=True, torch_side=False):
     lib = tq if torch_side else nq
     model.qconfig = qconfig
-    lib.fuse_modules(model, fusions, inplace=True)
+    if fusions:
+        lib.fuse_modules(model, fusions, inplace=True)
     lib.prepare(model, inplace=True)
     for x in data:
         model(torch.from_numpy(x) if torch_side else nn.tensor(x))
@@ -262,3 +263,28 @@ def test_qat_conv_bn_relu_module_matches_torch():
                                rtol=1e-3, atol=1e-4)
     ours.freeze_bn_stats()
     assert ours.freeze_bn and not ours.bn.training
+
+
+def test_sequential_with_unfused_relu_and_pooling_matches_torch():
+    """Unfused ReLU / MaxPool2d / Flatten get no observer (as in PyTorch); after convert
+    they run on the quantized tensor (nn swaps ReLU and MaxPool2d for nn.quantized's,
+    which keep the input's parameters, where PyTorch keeps its float modules); the output
+    integers agree with torch's."""
+    nn.manual_seed(4)
+    ours = nn.Sequential(nq.QuantStub(), nn.Conv2d(2, 4, 3), nn.ReLU(), nn.MaxPool2d(2),
+                         nn.Flatten(), nn.Linear(4 * 3 * 3, 5), nq.DeQuantStub()).eval()
+    theirs = twin(ours, torch.nn.Sequential(
+        tq.QuantStub(), torch.nn.Conv2d(2, 4, 3), torch.nn.ReLU(), torch.nn.MaxPool2d(2),
+        torch.nn.Flatten(), torch.nn.Linear(4 * 3 * 3, 5), tq.DeQuantStub())).eval()
+    calib = batches(16, 2, (3, 2, 8, 8))
+    ptq(ours, [], nq.get_default_qconfig("x86"), calib)
+    ptq(theirs, [], tq.get_default_qconfig("x86"), calib, torch_side=True)
+    assert not hasattr(ours[2], "activation_post_process")
+    translated = {"2": ("ReLU", True, False), "3": ("MaxPool2d", True, False)}
+    expected = {**structure(theirs), **translated}
+    assert structure(ours) == expected
+    x = batches(17, 1, (3, 2, 8, 8))[0]
+    caught = [capture(ours, "5"), capture(theirs, "5")]
+    ours(nn.tensor(x))
+    theirs(torch.from_numpy(x))
+    assert_within_one_lsb(*caught)

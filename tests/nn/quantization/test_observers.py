@@ -186,3 +186,29 @@ def test_default_qconfigs_as_torch(backend):
         assert (a.quant_min, a.quant_max) == (theirs_q.activation().quant_min,
                                               theirs_q.activation().quant_max)
         assert str(w.dtype) == str(theirs_q.weight().dtype).split(".")[-1]
+
+
+def test_observer_state_dict_saves_a_calibration():
+    model = nn.Sequential(nq.QuantStub(), nn.Conv2d(2, 3, 3), nn.Linear(4, 2),
+                          nq.DeQuantStub()).eval()
+    model.qconfig = nq.get_default_qconfig("x86")
+    prepared = nq.prepare(model)
+    prepared(nn.tensor(batches(0, 1, (2, 2, 6, 6))[0]))
+    saved = nq.get_observer_state_dict(prepared)
+    assert saved and all("activation_post_process" in k for k in saved)
+    fresh = nq.prepare(model)
+    nq.load_observer_state_dict(fresh, saved)
+    for a, b in zip([prepared[0], prepared[1], prepared[2]], [fresh[0], fresh[1], fresh[2]]):
+        s1, z1 = a.activation_post_process.calculate_qparams()
+        s2, z2 = b.activation_post_process.calculate_qparams()
+        assert s1.tolist() == s2.tolist() and z1.tolist() == z2.tolist()
+    with pytest.raises(Exception, match="Missing keys for observer"):
+        nq.load_observer_state_dict(fresh, {})
+
+
+def test_histogram_observer_ignores_inf_as_torch():
+    x = np.array([1.0, -2.0, np.inf, 0.5, -np.inf, 3.0], np.float32)
+    ours, theirs = nq.HistogramObserver(), tq.HistogramObserver()
+    observe(ours, theirs, [x, x * 2])
+    np.testing.assert_array_equal(ours.histogram.numpy(), theirs.histogram.numpy())
+    assert_same_qparams(ours, theirs)
