@@ -4,8 +4,9 @@ Each collective works in place on the tensors it is given (``all_reduce``, ``bro
 writes into the output tensors it is given (``all_gather``, ``reduce_scatter``...). A CPU tensor
 in C order is handed to MPI as it is (no copy); another one (a strided view, a GPU tensor)
 goes through a contiguous host buffer whose values are written back when the operation
-completes (GPU tensors always do: CUDA-aware MPI is not used, even where it is present). ``async_op=True`` starts MPI's nonblocking operation (``Iallreduce``...) and returns
-a ``Work`` whose ``wait()`` completes it; the result is not in the tensor before then.
+completes (GPU tensors always do: CUDA-aware MPI is not used, even where it is present).
+``async_op=True`` starts MPI's nonblocking operation (``Iallreduce``...) and returns a
+``Work`` whose ``wait()`` completes it; the result is not in the tensor before then.
 ``src``/``dst`` are world ranks, as in PyTorch. Object collectives pickle through mpi4py.
 """
 from __future__ import annotations
