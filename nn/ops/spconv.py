@@ -132,7 +132,9 @@ def weight_grad(x, g, pair_in, pair_out, chunks, *, kv):
         i, j = pair_in[p], pair_out[p]
         value = g[te.max(te.min(j, lastg), 0), o] * x[te.max(te.min(i, lastx), 0), c]
         return te.sum(te.select(i >= 0, value, te.const(0, dt)), axis=r)
-    part = te.compute((nchunk, n_out, n_in), fpart, name="spconv_wgrad.part",
+    acc = te.compute((nchunk, n_out, n_in), fpart, name="spconv_wgrad.acc",
+                     tag="spconv_wgrad_acc")
+    part = te.compute(acc.shape, lambda q, o, c: acc[q, o, c], name="spconv_wgrad.part",
                       tag="spconv_wgrad_part")
     width = chunks.shape[1].value
     j = te.reduce_axis((0, width), name="j")

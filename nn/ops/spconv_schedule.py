@@ -119,12 +119,20 @@ def schedule_weight_grad(out):
     part = out.op.input_tensors()[0]
     if part.op.tag != "spconv_wgrad_part":
         part = next(t for t in out.op.input_tensors() if t.op.tag == "spconv_wgrad_part")
+    acc = part.op.input_tensors()[0]
     q, o, c = s[part].op.axis
-    (r,) = s[part].op.reduce_axis
-    s[part].reorder(q, r, o, c)
+    rows = min(ops.ROWS, o.dom.extent.value)
+    oo, oi = s[part].split(o, factor=rows)
     s[part].parallel(q)
     s[part].pragma(q, "no_bound_check")
     s[part].vectorize(c)
+    # a rows x Cin block of the chunk's product accumulates in registers over its pairs
+    s[acc].compute_at(s[part], oo)
+    _, ao, ac = s[acc].op.axis
+    (r,) = s[acc].op.reduce_axis
+    s[acc].reorder(r, ao, ac)
+    s[acc].unroll(ao)
+    s[acc].vectorize(ac)
     rows = _vector_rows(s, out)
     s[out].pragma(rows, "no_bound_check")
     return s
