@@ -4,8 +4,9 @@ Observers (``MinMaxObserver``, ``HistogramObserver``, ...) record statistics and
 ``(scale, zero_point)``; ``FakeQuantize`` simulates quantization in training; ``QConfig`` /
 ``get_default_qconfig`` say which observers a module gets; ``QuantStub`` / ``DeQuantStub``
 mark where tensors become quantized and float again; ``fuse_modules``, ``prepare`` /
-``prepare_qat`` and ``convert`` run the flow (module swaps through mapping dicts). Also ``requantize`` (float and
-TFLite/gemmlowp integer arithmetic) and TFLite's ``quantize_multiplier``.
+``prepare_qat`` and ``convert`` run the flow (module swaps through mapping dicts). Also
+``requantize`` (float and TFLite/gemmlowp integer arithmetic) and TFLite's
+``quantize_multiplier``.
 """
 from ..quantized.functional import requantize  # noqa: F401
 from ..quantized.kernels import quantize_multiplier  # noqa: F401

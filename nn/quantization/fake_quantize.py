@@ -285,9 +285,9 @@ SMALL_SCALE_THRESHOLD = np.float32(6.1e-5)
 def choose_qparams_fbgemm(min_val, max_val, qmin, qmax, preserve_sparsity=False):
     """fbgemm's ``ChooseQuantizationParams`` (PyTorch's fused observer kernels): the range
     widened to hold 0 (made symmetric with ``preserve_sparsity``), ``scale = (max - min) /
-    (qmax - qmin)`` in double rounded to float32 (0.1 when it vanishes, at least 6.1e-5), the zero point from
-    whichever end loses less, rounded half to even and clamped. Returns ``(f32 scale,
-    int zero_point)``."""
+    (qmax - qmin)`` in double rounded to float32 (0.1 when it vanishes, at least 6.1e-5),
+    the zero point from whichever end loses less, rounded half to even and clamped.
+    Returns ``(f32 scale, int zero_point)``."""
     f32 = np.float32
     lo, hi = f32(min_val), f32(max_val)
     if lo > hi:
