@@ -18,6 +18,7 @@ from te.tensor import COMM_REDUCE, ComputeOp, Range
 
 from .simplify import INF, can_prove, const_bounds, simplify
 from .attach import check_attach, legalize_attach, place_groups
+from .bound_root import root_region
 from .stage import Fuse, ScheduleError, Singleton, Split
 
 
@@ -267,8 +268,10 @@ def loop_ranges(bounds) -> dict:
     return ranges
 
 
-def infer_bound(sch, bodies) -> dict:
-    """Map every computed stage to its StageBound. ``bodies`` are the bodies after inlining.
+def infer_bound(sch, bodies, keep=()) -> dict:
+    """Map every computed stage to its StageBound. ``bodies`` are the bodies after inlining;
+    a stage at the root computes what its readers read (bound_root.py) unless its operation
+    is in ``keep`` (the function's arguments, stored whole).
 
     Groups are placed and attachments checked and legalized first (``place_groups``,
     ``check_attach``, ``legalize_attach``)."""
@@ -294,6 +297,12 @@ def infer_bound(sch, bodies) -> dict:
             root[op.axis[0]] = Range(step, const(1))
         elif stage.attach_type == "scope":
             root, clip, exact = _attached_region(sch, stage, bounds, bodies)
+        elif stage.attach_type == "root":
+            root.update(root_region(sch, stage, bounds, bodies, keep) or {})
+        for iv in op.axis[getattr(op, "schedulable_ndim", len(op.axis)):]:
+            root[iv] = Range(const(0), iv.dom.extent)   # a tensor intrinsic's whole output
+            clip.pop(iv, None)
+            exact.pop(iv, None)
         tighten = thread_dominated(stage)
         data_vars = {iv.var for iv in op.axis}
         vmap = None
@@ -389,14 +398,17 @@ def _attached_region(sch, stage, bounds, bodies):
         raise ScheduleError(f"compute_at: stage {parent.name} does not read {stage.name}; "
                             "attach a stage to its consumer")
     relax = {}
+    outer = _enclosing_tags(parent, pos)
     for r in readers:
         if r is not parent:
             for inner in _chain_inside(r, parent, pos, stage):
                 for leaf in inner.leaf_iter_vars:
-                    relax[leaf.var] = _relaxed(leaf, bounds[inner].extents[leaf])
+                    if not _per_thread(stage, inner, leaf, outer):
+                        relax[leaf.var] = _relaxed(leaf, bounds[inner].extents[leaf])
     pb = bounds[parent]
     for k, leaf in enumerate(parent.leaf_iter_vars):
-        if k > pos or _shared_by_threads(stage, parent, leaf):
+        if (k > pos and not _per_thread(stage, parent, leaf, outer)) or \
+                _shared_by_threads(stage, parent, leaf):
             relax[leaf.var] = _relaxed(leaf, pb.extents[leaf])
     ancestor = parent
     while ancestor.attach_type == "scope":       # thread loops of enclosing stages
@@ -410,6 +422,8 @@ def _attached_region(sch, stage, bounds, bodies):
     for r in readers:
         rb = bounds[r]
         offsets = pass_up(r.relations, {lv: lv.var for lv in r.leaf_iter_vars}, rb.extents)
+        for iv in rb.root:          # a tensor intrinsic's dimensions: no loops, from 0
+            offsets.setdefault(iv, const(0, iv.var.dtype))
         vmap = axis_values(rb.root, offsets)
         # the reader's axes range over their regions where it reads (the tails of its
         # splits are guarded): whether its reads stay inside this stage's domain
@@ -512,12 +526,49 @@ def _chain_inside(reader, parent, pos, stage):
 
 
 def _shared_by_threads(stage, parent, leaf) -> bool:
-    """A shared-memory stage serves every thread of the block: relax their loops too."""
+    """A shared-memory stage serves every thread of the block, warp memory every lane of
+    the warp (threadIdx.x, as TVM): relax their loops too."""
     attr = parent.iter_attrs.get(leaf)
-    if attr is None or attr.bind is None or stage.scope != "shared":
+    if attr is None or attr.bind is None or stage.scope not in ("shared", "warp"):
         return False
     tag = attr.bind.thread_tag
+    if stage.scope == "warp":
+        return tag == "threadIdx.x"
     return tag.startswith("threadIdx") or tag == "vthread"
+
+
+def _enclosing_tags(parent, pos) -> set:
+    """The thread indices bound to the loops around the attach point (``parent``'s leaves
+    up to ``pos`` and the loops its own attach points are in)."""
+    tags, cur, upto = set(), parent, pos
+    while True:
+        for lv in cur.leaf_iter_vars[:upto + 1]:
+            attr = cur.iter_attrs.get(lv)
+            if attr is not None and attr.bind is not None:
+                tags.add(attr.bind.thread_tag)
+        if cur.attach_type != "scope" or cur.attach_ivar not in cur.attach_stage.leaf_iter_vars:
+            return tags
+        cur, upto = cur.attach_stage, cur.attach_stage.leaf_iter_vars.index(cur.attach_ivar)
+
+
+def _per_thread(stage, owner, leaf, outer) -> bool:
+    """A loop of ``owner`` bound to a thread index over which a local (or warp) stage is not
+    relaxed even inside its attach point: each thread has its own copy (TVM's NeedRelax:
+    relaxed only where the storage rank is at most the thread's; warp memory spans the
+    lanes of threadIdx.x). Here only where a loop around the attach point is bound to that
+    index too (the stage's region is placed at its value)."""
+    attr = owner.iter_attrs.get(leaf)
+    if attr is None or attr.bind is None or stage.scope not in ("local", "warp"):
+        return False
+    tag = attr.bind.thread_tag
+    if (stage.scope == "warp" and tag == "threadIdx.x") or tag not in outer or \
+            tag == "vthread":
+        return False
+    # a stage whose own loops are bound to that index computes a part of the region on each
+    # thread: the region must be the same on every thread (TVM places it per thread there
+    # too, and each thread then fills elements that another one reads)
+    return not any(a.bind is not None and a.bind.thread_tag == tag
+                   for a in stage.iter_attrs.values())
 
 
 def _loads(exprs, op):

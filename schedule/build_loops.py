@@ -12,6 +12,7 @@ from te.expr import IntImm, Reduce, Var, const
 from te.functor import ExprMutator, free_vars, substitute
 from te.extern import ExternBuffer, ExternOp
 from te.scan import ScanOp
+from te.tensor_compute import TensorComputeOp
 from te.tensor import COMM_REDUCE, ComputeOp, PlaceholderOp, Tensor
 
 from .bound import _loads, axis_values, loop_ranges, pass_up
@@ -175,6 +176,9 @@ class _Builder:
             return self._scan_nest(stage)
         if isinstance(stage.op, ExternOp):
             return self._extern_call(stage)
+        if isinstance(stage.op, TensorComputeOp):
+            from .tensor_compute import tensor_compute_nest
+            return tensor_compute_nest(self, stage)
         if any(a.tensor_intrin is not None for a in stage.iter_attrs.values()):
             from .tensorize import tensorize_nest       # s[T].tensorize: its own lowering
             return tensorize_nest(self, stage)
@@ -366,6 +370,10 @@ class _Builder:
         for stage in reversed(roots):
             stmt = self._with_alloc(stage, seq(self.stage_nest(stage), stmt))
         tensor_map = {t: b for t, b in self.tensor_buf.items() if b in self.params}
+        if stmt is not None and any(a.bind is not None for st in self.sch.stages
+                                    for a in st.iter_attrs.values()):
+            from .thread_vars import unify_thread_vars
+            stmt = unify_thread_vars(stmt)
         return PrimFunc(self.name, self.params, stmt if stmt is not None else seq(),
                         tensor_map, tuple(self.outputs))
 

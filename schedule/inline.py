@@ -30,6 +30,13 @@ def inline_bodies(sch) -> dict:
             continue
         mut = _Inline(inlined)
         body = tuple(mut.visit(b) for b in stage.op.body)
+        if getattr(stage.op, "intrin", None) is not None and (
+                stage.attach_type == "inline" or any(a is not b for a, b in
+                                                     zip(body, stage.op.body))):
+            from .stage import ScheduleError
+            raise ScheduleError(f"compute_inline: stage {stage.name} calls tensor intrinsic "
+                                f"{stage.op.intrin.name}, which reads and writes buffers; it "
+                                "cannot be inlined, nor can the stages it reads")
         if stage.attach_type == "inline":
             inlined[stage.op] = body
         else:

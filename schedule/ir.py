@@ -140,6 +140,15 @@ class IfThenElse(Stmt):
 class SeqStmt(Stmt):
     seq: tuple
 
+    def __getitem__(self, i):       # TVM's seq[0]
+        return self.seq[i]
+
+    def __len__(self):
+        return len(self.seq)
+
+    def __bool__(self):             # a statement, even an empty one
+        return True
+
 
 @NODE
 class LetStmt(Stmt):

@@ -26,6 +26,7 @@ from .passes.storage_flatten import storage_flatten
 from .passes.unroll_loops import unroll_loops
 from .passes.vectorize_loops import vectorize_loops
 from .schedule import Schedule
+from te.tensor import Tensor
 from .stage import ScheduleError
 
 PASSES = (
@@ -66,8 +67,16 @@ def lower(sch, args, name="main", simple_mode=None, binds=None, debug=None, pass
                             "function, e.g. [A, B, C]")
     if not isinstance(name, str) or not name:
         raise ScheduleError(f"te.lower/te.build: name must be a non-empty string, got {name!r}")
+    for st in sch.stages:
+        if st.scope == "warp":
+            raise ScheduleError(f"lower: stage {st.name} has scope 'warp' (TVM's warp memory, "
+                                "which TVM lowers to warp shuffles); its bounds are inferred "
+                                "as TVM's, but this compiler does not lower it: use 'shared' "
+                                "or 'local'")
     bodies = inline_bodies(sch)
-    bounds = infer_bound(sch, bodies)
+    keep = {t.op for t in args if isinstance(t, Tensor)}
+    keep |= {sch.current(t).op for t in args if isinstance(t, Tensor) and t.op in sch.stage_map}
+    bounds = infer_bound(sch, bodies, keep)
     func = schedule_ops(sch, bounds, bodies, list(args), name)
     if config.BOUND_CHECKS:
         func = insert_bound_checks(func, fast=passes is not GPU_PASSES,

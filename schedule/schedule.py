@@ -18,6 +18,7 @@ from te.tensor import COMM_REDUCE, DATA_PAR, ComputeOp, IterVar, Operation, Rang
 from te.expr import Min, all_, binary, cast, const
 
 from te.scan import ScanOp
+from te.tensor_compute import TensorComputeOp
 
 from .attach import Group, legalize_attach
 from .stage import Fuse, ScheduleError, Singleton, Split, Stage, check_scope
@@ -117,6 +118,8 @@ def deep_substitute(exprs, vmap, range_vmap=None) -> tuple:
 
 
 def _with_body(op, body, **changes):
+    if isinstance(op, TensorComputeOp) and not changes:    # the call on other tensors
+        return op.replace_body(body)
     return ComputeOp(op.name, changes.get("axis", op.axis),
                      changes.get("reduce_axis", op.reduce_axis), tuple(body), op.tag, op.attrs)
 
@@ -340,6 +343,8 @@ class Schedule:
         stage._need_compute("cache_write")
         check_scope(scope, "cache_write")
         op = stage.op
+        if isinstance(op, TensorComputeOp):
+            return self._cache_write_call(stage, scope)
         roots = set(op.axis)
         for lv in stage.leaf_iter_vars:
             if lv.iter_type == COMM_REDUCE and lv not in op.reduce_axis:
@@ -393,6 +398,29 @@ class Schedule:
         self._replace_op(stage, _with_body(op, copy, reduce_axis=()))
         outs = cache_op.outputs
         return outs[0] if len(outs) == 1 else list(outs)
+
+    def _cache_write_call(self, stage, scope):
+        """cache_write of a tensor intrinsic's call (TVM's TensorComputeOp): the call
+        writes the cache; the stage copies it (over every dimension)."""
+        op = stage.op
+        if stage.relations or stage.leaf_iter_vars != stage.all_iter_vars:
+            raise ScheduleError(f"cache_write on stage {stage.name}: it calls tensor "
+                                f"intrinsic {op.intrin.name} and was split, fused or "
+                                "reordered already; call cache_write first and schedule the "
+                                "cache stage")
+        cache_op = op.renamed(f"{op.name}.{scope}")
+        cstage = self._insert_stage(cache_op, stage)
+        cstage.scope = scope
+        axis = tuple(iv if iv.iter_type == DATA_PAR else IterVar(iv.dom, iv.var, DATA_PAR)
+                     for iv in op.axis)
+        copy = [ProducerLoad(t, tuple(iv.var for iv in axis), t.dtype)
+                for t in cache_op.outputs]
+        plain = ComputeOp(op.name, axis, (), tuple(copy), op.tag, op.attrs)
+        stage.all_iter_vars = list(plain.axis)
+        stage.leaf_iter_vars = list(plain.axis)
+        stage.iter_attrs = {}
+        self._replace_op(stage, plain)
+        return cache_op.output(0)
 
     @_atomic
     def rfactor(self, tensor, axis, factor_axis=0):

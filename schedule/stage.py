@@ -15,6 +15,7 @@ from te import dtypes
 from te.expr import Expr, Var, as_int, const, convert
 from te.extern import ExternOp
 from te.scan import ScanOp
+from te.tensor_compute import TensorComputeOp
 from te.tensor import COMM_REDUCE, DATA_PAR, THREAD_INDEX, ComputeOp, IterVar, Operation, \
     Range, Tensor
 
@@ -78,7 +79,7 @@ class IterAttr:
 
 
 
-SCOPES = ("global", "shared", "local")
+SCOPES = ("global", "shared", "local", "warp")
 
 
 def check_scope(scope, what):
@@ -95,6 +96,8 @@ class Stage:
         self.origin_op = op
         self.schedule = schedule
         roots = list(op.axis) + list(op.reduce_axis) if isinstance(op, ComputeOp) else []
+        if isinstance(op, TensorComputeOp):     # the intrinsic's dimensions are no loops
+            roots = list(op.schedulable_axis) + list(op.reduce_axis)
         if isinstance(op, ScanOp):
             roots = [op.scan_axis]
         self.all_iter_vars = list(roots)
@@ -394,6 +397,9 @@ class Stage:
         ``te.decl_tensor_intrin``); lowering checks that the nest computes the intrinsic's
         declaration (schedule/tensorize.py)."""
         self._leaf(var, "tensorize")
+        if isinstance(self.op, TensorComputeOp):
+            raise ScheduleError(f"tensorize on stage {self.name}: it is a tensor intrinsic's "
+                                "call already (te.compute(..., lambda i: intrin(...)))")
         if type(tensor_intrin).__name__ != "TensorIntrin":
             raise ScheduleError(f"tensorize on stage {self.name}, axis {var.var.name}: expected "
                                 f"a te.decl_tensor_intrin(...), got {tensor_intrin!r}")

@@ -260,15 +260,20 @@ class _Tensorize:
         """``stmt`` (one of the intrinsic's statements) on the real buffers; ``vmap`` renames
         the outer loops' variables (the init nest's copies)."""
         intrin = self.intrin
-        tensors = list(regions)
+        if isinstance(regions, dict):
+            regions = [(t, begin, extents,
+                        intrin.buffers[list(intrin.inputs).index(p)] if p in intrin.inputs
+                        else intrin.buffers[-1])
+                       for t, (begin, extents, p) in regions.items()]
         bufmap, values, packed = {}, {}, {}
-        for t in tensors:
-            begin, extents, p = regions[t]
-            db = intrin.buffers[list(intrin.inputs).index(p)] if p in intrin.inputs \
-                else intrin.buffers[-1]
+        for sp, value in getattr(self, "scalars", {}).items():    # TensorComputeOp's scalars
+            values[sp] = ir_substitute(value, vmap)
+        for t, begin, extents, db in regions:
             real, mins = self.b.buffer_of(t)
             begin = [simplify(ir_substitute(bg - m, vmap), self.b.ranges)
                      for bg, m in zip(begin, mins)]
+            extents = [simplify(ir_substitute(e, vmap), self.b.ranges) for e in extents]
+            self._bind_shape(db, t, extents, values)
             if real.strides:
                 self.fail(f"tensor {t.name} is padded by storage_align; the intrinsic's "
                           "buffers address it as a dense array (remove storage_align)")
@@ -287,7 +292,7 @@ class _Tensorize:
                           f"{t.name} starts at element {offset}, which may not be a multiple "
                           "of it; split so that the regions start at multiples, or lower "
                           "offset_factor")
-            compact = _compact(db.shape)
+            compact = _compact([substitute(x, values) for x in db.shape])
             for d in range(db.ndim):
                 real_s = simplify(strides[lead + d])
                 if db.declared_strides:
@@ -302,6 +307,7 @@ class _Tensorize:
             span = const(0)
             for d in range(db.ndim):
                 span = span + (db.shape[d] - 1) * strides[lead + d]
+            span = simplify(substitute(span, values))       # shape variables bound
             bufmap[db.view] = (real, offset, simplify(offset + span, self.b.ranges), db, t,
                                strides[lead:])
             values[db.data] = BufferRef(real)           # the base pointer, as TVM's .data
@@ -321,6 +327,22 @@ class _Tensorize:
         out = Retarget(self, bufmap, packed).visit(out)
         return simplify_vectors(out)
 
+    def _bind_shape(self, db, t, extents, values):
+        """The region's extents against the buffer's shape (TVM's fuzzy match: leading
+        dimensions of one element dropped); variables of the shape are bound."""
+        lead = len(extents) - db.ndim
+        if lead < 0:
+            self.fail(f"buffer {db.name} has {db.ndim} dimensions, the region of {t.name} "
+                      f"only {len(extents)}")
+        for d in range(lead):
+            if not can_prove(extents[d].equal(1), self.b.ranges):
+                self.fail(f"the region of {t.name} covers {extents[d]} values in dimension "
+                          f"{d}, which buffer {db.name} ({db.ndim} dimensions) does not have; "
+                          "only dimensions of one value can be left out")
+        for d in range(db.ndim):
+            self._bind_value(db.shape[d], extents[lead + d], db, t, f"shape {d}",
+                             "make the region as large as the buffer", values)
+
     def _bind_value(self, declared, real, db, t, what, hint, values):
         if isinstance(declared, Var):
             prev = values.get(declared)
@@ -335,7 +357,7 @@ class _Tensorize:
 
     # ------------------------------------------------------------------ the nest
     def nest(self):
-        b, stage, sb, intrin = self.b, self.stage, self.sb, self.intrin
+        b, stage = self.b, self.stage
         regions = self.match()
         outer_conds, red_conds = self._check_divides(self.mapping)
         for lv in stage.leaf_iter_vars:
@@ -353,6 +375,12 @@ class _Tensorize:
                     child.attach_ivar in self.inner:
                 self.fail(f"stage {child.name} is computed at loop {child.attach_ivar.var.name}"
                           ", inside the tensorized nest; attach it outside")
+        return self.build(regions, outer_conds, red_conds)
+
+    def build(self, regions, outer_conds, red_conds):
+        """The loops outside the intrinsic around its body, or (a reduction with axes
+        outside) its reset in an init nest and its update inside the reduction loops."""
+        b, stage, sb, intrin = self.b, self.stage, self.sb, self.intrin
         leaves = self.outer
         common = next((p for p, lv in enumerate(leaves) if lv.iter_type == COMM_REDUCE),
                       len(leaves))

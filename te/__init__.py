@@ -25,6 +25,7 @@ from .intrin import (exp, exp2, exp10, log, log2, log10, log1p, sqrt, rsqrt, tan
                      fmod, popcount, clz)
 from .intrin import call_llvm_intrin, call_llvm_pure_intrin, reinterpret
 from .tensor_intrin import decl_tensor_intrin, TensorIntrin
+from .tensor_compute import TensorComputeOp, TensorIntrinCall
 from .autodiff import gradient
 
 indexdiv = floordiv

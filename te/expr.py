@@ -336,6 +336,9 @@ class StringImm(Expr):
     value: str
     dtype: str = "handle"
 
+    def __str__(self):          # as TVM prints one alone: "vadd" (in the IR printer: 'vadd')
+        return '"' + self.value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
 
 @NODE
 class Let(Expr):

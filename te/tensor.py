@@ -169,15 +169,12 @@ class Tensor:
     def __getitem__(self, indices) -> ProducerLoad:
         if not isinstance(indices, tuple):
             indices = (indices,)
-        if len(indices) < len(self.shape) and not any(isinstance(i, slice) for i in indices):
-            return TensorSlice(self, indices)           # A[i][j], as in TVM
+        if any(isinstance(i, slice) for i in indices) or len(indices) < len(self.shape):
+            return TensorSlice(self, indices)   # A[i][j]; A[i, 0:16]: a tensor intrinsic's region
         if len(indices) != len(self.shape):
             raise _index_count_error(self, len(indices))
         conv = []
         for pos, idx in enumerate(indices):
-            if isinstance(idx, slice):
-                raise TEError(f"tensor {self.name}: slices are not supported as indices "
-                              f"(dimension {pos}); index with loop variables")
             e = convert(idx)
             if not dtypes.is_int(e.dtype):
                 raise TEError(f"index {pos} of tensor {self.name} is {e} of dtype {e.dtype}; "
@@ -254,6 +251,10 @@ class TensorSlice(ExprOp):
         return self.tensor[self.indices + (more if isinstance(more, tuple) else (more,))]
 
     def asobject(self):
+        if any(isinstance(i, slice) for i in self.indices):
+            raise TEError(f"tensor {self.tensor.name}: slices are not supported as indices of "
+                          f"an expression ({self} is a region: an argument of a tensor "
+                          "intrinsic's call); index with loop variables")
         raise _index_count_error(self.tensor, len(self.indices))
 
     @property
@@ -261,7 +262,9 @@ class TensorSlice(ExprOp):
         return self.tensor.dtype
 
     def __str__(self):
-        return f"{self.tensor.name}[{', '.join(map(str, self.indices))}]"
+        def one(i):
+            return f"{i.start}:{i.stop}" if isinstance(i, slice) else str(i)
+        return f"{self.tensor.name}[{', '.join(one(i) for i in self.indices)}]"
 
 
 class TensorList(list):
@@ -407,7 +410,7 @@ def placeholder(shape, dtype="float32", name="placeholder") -> Tensor:
                          dtypes.canonical(dtype)).output(0)
 
 
-def _lambda_names(fcompute, ndim, name):
+def _lambda_names(fcompute, ndim, name, fewer=False):
     try:
         params = list(inspect.signature(fcompute).parameters.values())
     except (TypeError, ValueError):
@@ -415,7 +418,7 @@ def _lambda_names(fcompute, ndim, name):
     if params and params[0].kind == inspect.Parameter.VAR_POSITIONAL:
         return [f"i{k}" for k in range(ndim)]
     names = [p.name for p in params]
-    if len(names) != ndim:
+    if len(names) != ndim and not (fewer and 0 < len(names) < ndim):
         raise TEError(f"compute {name}: the lambda takes {len(names)} arguments "
                       f"({', '.join(names)}) but the shape has {ndim} dimensions; give the "
                       "lambda one parameter per dimension")
@@ -428,10 +431,15 @@ def compute(shape, fcompute, name="compute", tag="", attrs=None):
     Returns one Tensor, or a list of Tensors when ``fcompute`` returns a tuple.
     """
     shape = _shape(shape, f"compute {name}")
-    names = _lambda_names(fcompute, len(shape), name)
+    names = _lambda_names(fcompute, len(shape), name, fewer=True)
+    from .tensor_compute import TensorIntrinCall, tensor_compute
+    if len(names) < len(shape):         # the other dimensions: a tensor intrinsic's output
+        return tensor_compute(shape, names, fcompute, name, tag, attrs)
     axis = tuple(IterVar(Range(const(0), ext), Var(n, index_dtype(ext)), DATA_PAR)
                  for n, ext in zip(names, shape))
     body = fcompute(*[iv.var for iv in axis])
+    if isinstance(body, TensorIntrinCall):      # TVM's TensorComputeOp
+        return tensor_compute(shape, names, fcompute, name, tag, attrs, axis, body)
     bodies = tuple(body) if isinstance(body, (tuple, list)) else (body,)
     bodies = tuple(convert(b) for b in bodies)
     reduce_axis = _check_body(name, bodies)

@@ -191,9 +191,16 @@ class TensorIntrin:
     reduce_init: object = None
     reduce_update: object = None
     attrs: dict = field(default_factory=dict)
+    scalar_params: tuple = ()   # variables of the declaration given by each call's scalars
 
     def __repr__(self):
         return f"TensorIntrin({self.name})"
+
+    def __call__(self, *args, **kwargs):
+        """``intrin(A[i, 0:16], B[i, 0:16], reduce_axis=k)`` inside ``te.compute``: the
+        intrinsic computes the compute's trailing dimensions (te/tensor_compute.py)."""
+        from .tensor_compute import intrin_call
+        return intrin_call(self, args, kwargs)
 
 
 def _as_stmt(x, what, name):
@@ -217,8 +224,11 @@ def decl_tensor_intrin(op, fcompute, name="tensor_intrin", binds=None, scalar_pa
     if not isinstance(op, ComputeOp):
         raise TEError(f"decl_tensor_intrin {name}: op must be the compute op of the "
                       f"intrinsic's declaration (c.op), got {op!r}")
-    if scalar_params:
-        raise TEError(f"decl_tensor_intrin {name}: scalar_params are not supported")
+    scalar_params = tuple(scalar_params or ())
+    for v in scalar_params:
+        if not isinstance(v, Var):
+            raise TEError(f"decl_tensor_intrin {name}: scalar_params must be te.var variables "
+                          f"of the declaration, got {v!r}")
     binds = dict(binds or {})
     params = dict(default_buffer_params or {})
     inputs = tuple(op.input_tensors)
@@ -246,7 +256,8 @@ def decl_tensor_intrin(op, fcompute, name="tensor_intrin", binds=None, scalar_pa
         raise TEError(f"decl_tensor_intrin {name}: binds names {extra}, which the "
                       f"declaration {op.name} does not read or write")
     ins, outs = buffers[:len(inputs)], buffers[len(inputs):]
-    result = fcompute(list(ins), list(outs))
+    result = fcompute(list(ins), list(outs), list(scalar_params)) if scalar_params else \
+        fcompute(list(ins), list(outs))
     if isinstance(result, (list, tuple)):
         if len(result) == 1:
             result = (result[0], None, None)
@@ -264,5 +275,6 @@ def decl_tensor_intrin(op, fcompute, name="tensor_intrin", binds=None, scalar_pa
     if (reset is not None or update is not None) and not op.is_reduction:
         raise TEError(f"decl_tensor_intrin {name}: reduce_reset/reduce_update given for "
                       f"{op.name}, which is not a reduction")
-    return TensorIntrin(name, op, inputs, tuple(buffers), body, reset, update)
+    return TensorIntrin(name, op, inputs, tuple(buffers), body, reset, update,
+                        scalar_params=scalar_params)
 

@@ -397,9 +397,21 @@ def test_unknown_storage_scope():
     with pytest.raises(te.ScheduleError, match=r"cache_write: unknown storage scope 'Shared'"):
         s.cache_write(B, "Shared")
     with pytest.raises(te.ScheduleError, match=r"set_scope of stage B: unknown storage scope "
-                                               r"'warp'"):
-        s[B].set_scope("warp")
+                                               r"'Warp'"):
+        s[B].set_scope("Warp")
     assert len(s.stages) == 2               # nothing half-done
+
+
+def test_warp_scope_is_inferred_but_not_lowered():
+    A = te.placeholder((64,), name="A")
+    B = te.compute((64,), lambda i: A[i] + 1, name="B")
+    C = te.compute((64,), lambda i: B[i] * 2, name="C")
+    s = te.create_schedule(C.op)
+    s[B].set_scope("warp")              # TVM's warp memory: bound inference as TVM's
+    assert te.schedule.InferBound(s)[B.op.axis[0]].extent.value == 64
+    with pytest.raises(te.ScheduleError, match=r"lower: stage B has scope 'warp' .* does not "
+                                               r"lower it: use 'shared' or 'local'"):
+        te.lower(s, [A, C])
 
 
 def test_store_predicate_must_be_a_condition():

@@ -225,8 +225,6 @@ def test_rfactor():
     assert s[B].op.body[0].axis[0].dom.extent.value == 4
 
 
-@pytest.mark.xfail(reason="tensorize (another part of issue 17, in progress): an intrinsic buffer's .data and the packed call's string argument",
-                   strict=False)
 def test_tensor_intrin():
     n = 16
     x = te.placeholder((n,), name="x")
@@ -259,8 +257,6 @@ def test_tensor_intrin():
     assert s[Z].iter_var_attrs[xi].iter_type == te.schedule.IterVar.Tensorized
 
 
-@pytest.mark.xfail(reason="tensorize (another part of issue 17, in progress): decl_tensor_intrin's scalar_params",
-                   strict=False)
 def test_tensor_intrin_scalar_params():
     n = te.size_var("n")
     x = te.placeholder((n,), name="x")

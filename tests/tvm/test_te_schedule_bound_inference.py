@@ -187,9 +187,6 @@ def test_bound_fusesplit2():
     )
 
 
-@pytest.mark.xfail(reason="the 'warp' storage scope (TVM's warp memory, lowered to shuffles) "
-                   "is not supported: set_scope refuses it, naming the scopes it knows",
-                   raises=te.ScheduleError, strict=True)
 def test_bound_warp():
     m = te.var("m")
     l = te.var("l")
@@ -322,10 +319,6 @@ def test_bound_nest_group():
     assert bounds[x1.op.axis[1]].extent == n
 
 
-@pytest.mark.xfail(reason="a local stage attached at a thread loop is computed over the "
-                   "region of every thread of its reader's thread loops here (32 values, "
-                   "correct but larger); TVM's region is per thread (1), which needs "
-                   "thread-index-aware regions", strict=True)
 def test_bound_nest_thread():
     m = te.var("m")
     A = te.placeholder((m), name="A")
@@ -408,8 +401,6 @@ def test_gemm_bound():
     assert bounds[CC.op.axis[1]].extent.value == 8
 
 
-@pytest.mark.xfail(reason="a tensor intrinsic called inside te.compute (TVM's TensorComputeOp) "
-                   "is not implemented", raises=te.TEError, strict=True)
 def test_bound_tensor_compute_op():
     def intrin_test():
         m1 = te.var("m1")
@@ -474,9 +465,6 @@ def test_bound_simplification_failure():
         _check(B)
 
 
-@pytest.mark.xfail(reason="a stage computed at the root computes its whole domain here "
-                   "(4 lanes of repack); TVM computes only what its consumers read (3)",
-                   strict=True)
 def test_bound_block():
     def _check(shape, expected, block_size=4):
         N, C, H, W = shape

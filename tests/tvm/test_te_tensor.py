@@ -120,8 +120,6 @@ def test_tensor_reduce_multiout_with_cond():
     T0, T1 = te.compute((m,), lambda i: mysum((idx[i, k], val[i, k]), axis=k, where=cond), name="T")
 
 
-@pytest.mark.xfail(reason="a tensor intrinsic called inside te.compute (TVM's TensorComputeOp) "
-                   "is not implemented", raises=te.TEError, strict=True)
 def test_tensor_compute1():
     m = 1024
     factor = 16
@@ -160,8 +158,6 @@ def test_tensor_compute1():
     assert isinstance(stmt.body, te.tir.Evaluate)
 
 
-@pytest.mark.xfail(reason="a tensor intrinsic called inside te.compute (TVM's TensorComputeOp) "
-                   "is not implemented", raises=te.TEError, strict=True)
 def test_tensor_compute2():
     M = 2048
     N = 1024
