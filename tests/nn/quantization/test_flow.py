@@ -288,3 +288,26 @@ def test_sequential_with_unfused_relu_and_pooling_matches_torch():
     ours(nn.tensor(x))
     theirs(torch.from_numpy(x))
     assert_within_one_lsb(*caught)
+
+
+def test_memoryless_observer_watches_the_input_as_torch():
+    """A moving average with ``averaging_constant=1`` is memoryless: PyTorch hooks it before
+    the module (on its input), and so does ``prepare``."""
+    def qconfig(lib):
+        return lib.QConfig(activation=lib.MovingAverageMinMaxObserver.with_args(
+            averaging_constant=1), weight=lib.default_weight_observer)
+    nn.manual_seed(6)
+    ours = Net().eval()
+    theirs = twin(ours, TorchNet()).eval()
+    data = batches(18, 2, (2, 1, 8, 8))
+    for model, lib, wrap in ((ours, nq, nn.tensor), (theirs, tq, torch.from_numpy)):
+        model.qconfig = qconfig(lib)
+        lib.prepare(model, inplace=True)
+        for x in data:
+            model(wrap(x))
+    assert len(ours.fc._forward_pre_hooks) == 1 and not ours.fc._forward_hooks
+    for name in ("quant", "conv", "fc"):
+        mine = ours.get_submodule(name).activation_post_process
+        ref = theirs.get_submodule(name).activation_post_process
+        assert mine.min_val.item() == ref.min_val.item()
+        assert mine.max_val.item() == ref.max_val.item()
