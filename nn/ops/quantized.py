@@ -173,9 +173,14 @@ def schedule_qgemm(out, vnni=None):
         s[rowsum].parallel(s[rowsum].fuse(rg, rm))
     m, j = s[out].op.axis
     mo, jo, mi, ji = s[out].tile(m, j, ROWS, LANES * cb)
-    s[out].parallel(mo)
+    # channel tiles outside row tiles: one 64-channel panel of W (64 KB at K = 1024) stays
+    # in L2 while every row tile uses it (rows outside re-read all of W from memory per row
+    # tile: 1.73 -> 1.59 ms at 256 x 1024 x 1024); the two fused are the parallel loop
+    s[out].reorder(jo, mo, mi, ji)
+    tiles = s[out].fuse(jo, mo)
+    s[out].parallel(tiles)
     s[out].vectorize(ji)
-    s[acc].compute_at(s[out], jo)
+    s[acc].compute_at(s[out], tiles)
     _, am, aj = s[acc].op.axis
     (ak,) = s[acc].op.reduce_axis
     ajo, aji = s[acc].split(aj, factor=LANES)

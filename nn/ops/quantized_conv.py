@@ -11,13 +11,16 @@ Stages (``G`` groups, ``cgp`` = channels per group rounded up to 4):
                                kx*d, c]) * int32(W[g, j // 16, ky, kx, c // 4, j % 16, c % 4])
                                (4 adjacent channels of xp and 16 x 4 weights: one vpdpbusd)
     rowsum[g, n, oy, ox]       the window sums of xp, only when a weight zero point is not 0
-    out[n, g, j, oy, ox]       the requantized output (NCHW, channels and the row padded to
-                               whole register tiles; the caller crops)
+    out[n, oy, ox, g, j]       the requantized output, channels last (NHWC, as PyTorch's x86
+                               kernels; the caller sees it as an NCHW view), the row and the
+                               channels padded to whole register tiles (the caller crops)
 
 Schedule: tiles of ``rows`` output columns x ``16 * cb`` channels, each tile's ``acc`` in
 registers (the reduction outermost, then the columns and the 16-lane blocks unrolled), the
 16 lanes x 4 channels tensorized with ``vpdpbusd`` on VNNI hosts, vectorized int32
-arithmetic elsewhere; output rows (n, g, oy) are the parallel loop.
+arithmetic elsewhere; output rows (n, oy) are the parallel loop. The input is read NCHW or
+NHWC (``channels_last``: what this kernel gives, so that a chain of convolutions never
+transposes).
 """
 from __future__ import annotations
 
@@ -53,11 +56,15 @@ def pack_conv_weight(w, groups):
 
 
 def qconv2d(x, W, ich, fch, p, out_channels, kernel, stride, padding, dilation, groups,
-            mode="float", relu=False, has_wzp=False):
-    """Quantized conv2d (NCHW) of uint8 ``x`` with ``pack_conv_weight``'s weights ``W``;
-    quint8 (N, groups, Np, OH, OWp): channels per group and the row padded (crop to
-    ``out_channels / groups`` and OW)."""
-    N, C, H, Wd = const_shape(x, "qconv2d")
+            mode="float", relu=False, has_wzp=False, channels_last=False):
+    """Quantized conv2d of uint8 ``x`` (NCHW, or NHWC with ``channels_last``) with
+    ``pack_conv_weight``'s weights ``W``; quint8 (N, OH, OWp, groups, Np), channels last (as
+    PyTorch's x86 kernels give it), the row and the channels per group padded (crop to OW and
+    ``out_channels / groups``)."""
+    if channels_last:
+        N, H, Wd, C = const_shape(x, "qconv2d")
+    else:
+        N, C, H, Wd = const_shape(x, "qconv2d")
     (KH, KW), (sh, sw), (ph, pw), (dh, dw) = kernel, stride, padding, dilation
     OH = (H + 2 * ph - dh * (KH - 1) - 1) // sh + 1
     OW = (Wd + 2 * pw - dw * (KW - 1) - 1) // sw + 1
@@ -71,8 +78,9 @@ def qconv2d(x, W, ich, fch, p, out_channels, kernel, stride, padding, dilation, 
     def fxp(g, n, y, xx, c):
         yy, xw = y - ph, xx - pw
         inside = te.all(yy >= 0, yy < H, xw >= 0, xw < Wd)
-        load = x[n, g * cg + te.min(c, cg - 1), te.min(te.max(yy, 0), H - 1),
-                 te.min(te.max(xw, 0), Wd - 1)]
+        cc, yc, xc = g * cg + te.min(c, cg - 1), te.min(te.max(yy, 0), H - 1), \
+            te.min(te.max(xw, 0), Wd - 1)
+        load = x[n, yc, xc, cc] if channels_last else x[n, cc, yc, xc]
         return te.select(c < cg, te.select(inside, load, xzp), te.const(0, "uint8"))
     xp = te.compute((groups, N, Hp, Wp, cgp), fxp, name="qconv_input", tag="qconv_input")
     ry, rx = te.reduce_axis((0, KH), name="ry"), te.reduce_axis((0, KW), name="rx")
@@ -91,14 +99,14 @@ def qconv2d(x, W, ich, fch, p, out_channels, kernel, stride, padding, dilation, 
     K = cg * KH * KW
     xzp32 = p[0].astype("int32")
 
-    def fout(n, g, j, oy, ox):
+    def fout(n, oy, ox, g, j):
         oc = g * ng + te.min(j, ng - 1)
         v = acc[g, n, oy, ox, j] - xzp32 * ich[0, oc]
         if has_wzp:
             v = v - ich[1, oc] * rowsum[g, n, oy, ox] + te.const(K, "int32") * xzp32 * \
                 ich[1, oc]
         return _requant(v, oc, ich, fch, p, mode, relu)
-    return te.compute((N, groups, Np, OH, OWp), fout, name="qconv2d", tag="qconv_out")
+    return te.compute((N, OH, OWp, groups, Np), fout, name="qconv2d", tag="qconv_out")
 
 
 def schedule_qconv2d(out, vnni=None):
@@ -120,13 +128,13 @@ def schedule_qconv2d(out, vnni=None):
     if rowsum is not None:
         rg, rn, ry_, rx_ = s[rowsum].op.axis
         s[rowsum].parallel(s[rowsum].fuse(rg, rn, ry_))
-    n, g, j, oy, ox = s[out].op.axis
+    n, oy, ox, g, j = s[out].op.axis
     jo, ji = s[out].split(j, factor=LANES * cb)
     oxo, oxi = s[out].split(ox, factor=rows)
-    s[out].reorder(n, g, oy, oxo, jo, oxi, ji)
-    s[out].parallel(s[out].fuse(n, g, oy))
+    s[out].reorder(n, oy, oxo, g, jo, oxi, ji)
+    s[out].parallel(s[out].fuse(n, oy))
     s[out].unroll(oxi)
-    s[out].vectorize(ji)        # the epilogue on 16-lane vectors; the stores scatter
+    s[out].vectorize(ji)        # the epilogue on 16-lane vectors, stored contiguously
     s[acc].compute_at(s[out], jo)
     *_, aox, aj = s[acc].op.axis
     ary, arx, arc = s[acc].op.reduce_axis

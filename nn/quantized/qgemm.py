@@ -130,9 +130,15 @@ class PackedWeight:
         parameters ``(kernel, stride, padding, dilation)``; returns the output integers."""
         ich, fch = self.epilogue(x.q_scale(), scale, mode)
         p = np.array([x.q_zero_point(), zero_point], "float64")
-        data = x._int.contiguous()._data
+        data = x._int._data
+        channels_last = False
+        if conv is not None and not data.flags.c_contiguous and \
+                data.transpose(0, 2, 3, 1).flags.c_contiguous:
+            data, channels_last = data.transpose(0, 2, 3, 1), True    # NHWC in memory
+        elif not data.flags.c_contiguous:
+            data = x._int.contiguous()._data
         arrays = (data, self.packed, ich, fch, p)
-        key = (data.shape, mode, bool(relu), conv, VNNI)
+        key = (data.shape, mode, bool(relu), conv, VNNI, channels_last)
         fns = self.__dict__.setdefault("_fns", {})
         f = fns.get(key)
         if f is None:
@@ -142,14 +148,17 @@ class PackedWeight:
         if conv is None:
             n = self.out_channels
             return out if out.shape[1] == n else Tensor(out[:, :n]).contiguous()._data
-        # (N, G, Np, OH, OWp): the padding cropped by a te copy kernel
-        n, ow = self.out_channels // self.groups, conv_width(data.shape[3], conv)
-        if out.shape[2] != n or out.shape[4] != ow:
-            out = Tensor(out[:, :, :n, :, :ow]).contiguous()._data
-        return out
+        # (N, OH, OWp, G, Np), channels last: the padding cropped by a te copy kernel, the
+        # result an NCHW view of NHWC memory (as PyTorch's channels-last output)
+        n = self.out_channels // self.groups
+        ow = conv_width(x.shape[3], conv)
+        if out.shape[4] != n or out.shape[2] != ow:
+            out = Tensor(out[:, :, :ow, :, :n]).contiguous()._data
+        nb, oh = out.shape[:2]
+        return out.reshape(nb, oh, ow, self.out_channels).transpose(0, 3, 1, 2)
 
     def _build(self, key, shapes):
-        _, mode, relu, conv, vnni = key
+        _, mode, relu, conv, vnni, channels_last = key
         common = dict(mode=mode, relu=relu, has_wzp=bool(np.any(self.w_zps != 0)))
         dts = ["uint8", "int8", "int32", "float32", "float64"]
         if conv is None:
@@ -159,7 +168,8 @@ class PackedWeight:
         return cpu.build(qconv.qconv2d, shapes, dts, schedule=_schedule(vnni, True),
                          out_channels=self.out_channels, kernel=tuple(kernel),
                          stride=tuple(stride), padding=tuple(padding),
-                         dilation=tuple(dilation), groups=self.groups, **common)
+                         dilation=tuple(dilation), groups=self.groups,
+                         channels_last=channels_last, **common)
 
 
 def conv_width(width, conv):
