@@ -151,63 +151,85 @@ def _additive_mask(mask, qshape, S):
     return contiguous_data(np.swapaxes(m.contiguous()._data, -1, -2))
 
 
-def _transposed(a):
-    """(BH, n, m) -> (BH, m, n), contiguous (a te copy kernel)."""
-    return contiguous_data(np.swapaxes(a, -1, -2))
+def _layout(query, key, value):
+    """"blhe" when q, k and v (B, H, L, E) are views of (B, L, H, E) arrays (the heads of a
+    projection, transposed), which the kernel then reads in place; "bhle" otherwise."""
+    if query.ndim == 4 and all(np.swapaxes(t._data, 1, 2).flags.c_contiguous
+                               for t in (query, key, value)):
+        return "blhe"
+    return "bhle"
+
+
+def _to_kernel(t, layout, B, H):
+    """The array of (..., n, w) tensor ``t`` that the kernel reads in ``layout``."""
+    n, w = t.shape[-2:]
+    if layout == "blhe":
+        return contiguous_data(np.swapaxes(t._data, 1, 2)).reshape(B, n, H * w)
+    return contiguous_data(t._data).reshape(B * H, n, w)
+
+
+def _from_kernel(a, layout, shape):
+    """A tensor of ``shape`` (..., n, w) viewing the kernel's array ``a``."""
+    if layout == "blhe":
+        B, H, n, w = shape
+        return Tensor(a.reshape(B, n, H, w).swapaxes(1, 2))
+    return Tensor(a.reshape(shape))
 
 
 class FlashAttention(Op):
-    """Fused attention over (BH, L, E) blocks: the forward and backward te kernels of
-    nn/ops/attention.py. With ``create_graph`` the backward is composed of differentiable
-    operators instead (same values), so that it can be differentiated again."""
+    """Fused attention: the forward and backward te kernels of nn/ops/attention.py over
+    (..., L, E) tensors, read in place where their layout allows. With ``create_graph``
+    the backward is composed of differentiable operators instead (same values), so that it
+    can be differentiated again."""
 
     @staticmethod
-    def forward(ctx, q, k, v, maskT, heads, causal, scale):
-        qd, kd, vd = (contiguous_data(t._data) for t in (q, k, v))
-        qT = _transposed(qd)
+    def forward(ctx, query, key, value, maskT, causal, scale):
+        B, H = _lead(query.shape)
+        layout = _layout(query, key, value)
+        q, k, v = (_to_kernel(t, layout, B, H) for t in (query, key, value))
         extra = [] if maskT is None else [maskT]
-        params = dict(heads=heads, causal=causal, scale=scale)
+        params = dict(heads=H, causal=causal, scale=scale, layout=layout)
         f = fused_ops.build(fused_ops.flash_attention,
-                            [qT.shape, kd.shape, vd.shape] + [m.shape for m in extra], **params)
-        out, lse = f(qT, kd, vd, *extra)
+                            [q.shape, k.shape, v.shape] + [m.shape for m in extra], **params)
+        out, lse = f(q, k, v, *extra)
         kernel_calls["flash_attention"] += 1
-        ctx.arrays = (qd, qT, kd, vd, maskT, out, lse)
+        ctx.arrays = (q, k, v, maskT, out, lse)
         ctx.params = params
-        ctx.save_for_backward(q, k, v)
-        return Tensor(out)
+        ctx.shapes = (tuple(query.shape), tuple(key.shape), tuple(value.shape))
+        ctx.save_for_backward(query, key, value)
+        return _from_kernel(out, layout, tuple(query.shape[:-1]) + (value.shape[-1],))
 
     @staticmethod
     def backward(ctx, g):
-        qd, qT, kd, vd, maskT, out, lse = ctx.arrays
         if autograd.is_grad_enabled():
-            return FlashAttention._composed_backward(ctx, g) + (None,) * 4
-        gd = contiguous_data(g._data)
+            return FlashAttention._composed_backward(ctx, g) + (None,) * 3
+        q, k, v, maskT, out, lse = ctx.arrays
+        p = ctx.params
+        B, H = _lead(ctx.shapes[0])
+        do = _to_kernel(g, p["layout"], B, H)
         extra = [] if maskT is None else [maskT]
-        args = [qd, qT, kd, vd] + extra + [_transposed(gd), gd, out, lse]
+        args = [q, k, v] + extra + [do, out, lse]
         f = fused_ops.build(fused_ops.flash_attention_backward, [a.shape for a in args],
-                            masked=maskT is not None, **ctx.params)
-        dq, dk, dv, _ = f(*args)
+                            masked=maskT is not None, **p)
+        grads = f(*args)[:3]
         kernel_calls["flash_attention_backward"] += 1
         need = ctx.needs_input_grad
-        return (Tensor(dq) if need[0] else None, Tensor(dk) if need[1] else None,
-                Tensor(dv) if need[2] else None, None, None, None, None)
+        return tuple(_from_kernel(a, p["layout"], shape) if n else None
+                     for a, shape, n in zip(grads, ctx.shapes, need)) + (None,) * 3
 
     @staticmethod
     def _composed_backward(ctx, g):
         """dq, dk, dv from differentiable operators (for ``create_graph``)."""
         q, k, v = ctx.saved_tensors
-        qd, qT, kd, vd, maskT, out, lse = ctx.arrays
-        p = ctx.params
+        maskT, p = ctx.arrays[3], ctx.params
+        L, S = q.shape[-2], k.shape[-2]
         scores = linalg.matmul(q, k.transpose(-2, -1)) * p["scale"]
         if maskT is not None:
-            heads, (BH, L, _) = p["heads"], q.shape
-            m = tensor(np.swapaxes(maskT, -1, -2))
-            m = m.expand(BH // heads if m.shape[0] > 1 else 1, heads if m.shape[1] > 1 else 1,
-                         L, k.shape[1])
-            B, H = (BH // heads, heads)
-            scores = (scores.reshape(B, H, L, -1) + m).reshape(BH, L, -1)
+            B, H = _lead(q.shape)
+            m = tensor(np.ascontiguousarray(np.swapaxes(maskT, -1, -2)))
+            scores = (scores.reshape(B, H, L, S) + m).reshape(scores.shape)
         if p["causal"]:
-            scores = _bias_scores(scores, _causal_mask(q.shape[1], k.shape[1], scores.device))
+            scores = _bias_scores(scores, _causal_mask(L, S, scores.device))
         w = softmax(scores, dim=-1)
         dv = linalg.matmul(w.transpose(-2, -1), g)
         dw = linalg.matmul(g, v.transpose(-2, -1))
@@ -219,14 +241,9 @@ class FlashAttention(Op):
 
 def _fused_attention(query, key, value, attn_mask, is_causal, scale):
     """softmax(q k^T * scale + mask) v through the fused kernel, over (..., L, E)."""
-    lead = tuple(query.shape[:-2])
-    B, H = _lead(query.shape)
-    L, E = query.shape[-2:]
-    S, Ev = key.shape[-2], value.shape[-1]
-    maskT = None if attn_mask is None else _additive_mask(attn_mask, query.shape, S)
-    q, k, v = (t.reshape(B * H, t.shape[-2], t.shape[-1]) for t in (query, key, value))
-    out = FlashAttention.apply(q, k, v, maskT, H, bool(is_causal), float(scale))
-    return out.reshape(*lead, L, Ev)
+    maskT = None if attn_mask is None else _additive_mask(attn_mask, query.shape,
+                                                           key.shape[-2])
+    return FlashAttention.apply(query, key, value, maskT, bool(is_causal), float(scale))
 
 
 def _repeat_heads(x, rep):

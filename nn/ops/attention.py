@@ -1,12 +1,15 @@
 """Fused scaled-dot-product attention for the CPU: FlashAttention's recurrence as one te
 kernel (a ``te.extern`` stage whose loop nest is written with ``te.tir.ir_builder``).
 
-    flash_attention(qT, k, v[, maskT]) -> (out, lse)
-    flash_attention_backward(q, qT, k, v[, maskT], doT, do, lse, delta) -> (dq, dk, dv)
+    flash_attention(q, k, v[, maskT]) -> (out, lse)
+    flash_attention_backward(q, k, v[, maskT], do, out, lse) -> (dq, dk, dv, delta)
 
-over a batch of ``BH`` (batch x head) blocks: ``qT`` (BH, E, L) is the queries transposed,
-``k`` (BH, S, E), ``v`` (BH, S, Ev); the optional additive mask is transposed too, ``maskT``
-(Bm, Hm, S, Lm) with each of Bm, Hm, Lm either 1 (broadcast) or B, H, L (BH = B * H).
+over a batch of ``BH = B * H`` (batch x head) blocks, in one of two layouts: "bhle", ``q``
+(BH, L, E), ``k`` (BH, S, E), ``v`` and ``out`` (BH, S or L, Ev); or "blhe", the heads side
+by side in the rows, ``q`` (B, L, H * E), ``k`` (B, S, H * E), ``v`` (B, S, H * Ev), as the
+projections of a multi-head layer give them (no transposed copies on either side). The
+optional additive mask is transposed, ``maskT`` (Bm, Hm, S, Lm), each of Bm, Hm, Lm either 1
+(broadcast) or B, H, L; ``lse`` and ``delta`` are (BH, L).
 
 The forward runs, in parallel over (block, 32 queries): for each tile of ``BC`` keys the
 scores ``s = q k^T * scale + mask`` of the tile (in registers, 8 keys x 32 queries at a
@@ -51,10 +54,12 @@ def _fmin(a, b):
     return te.min(a, b)
 
 
-def _check(qT, k, v, mask, heads):
+def _check(q, k, v, mask, heads, layout):
     """Shapes that the kernels index: ValueError naming the argument otherwise."""
+    if layout not in ("bhle", "blhe"):
+        raise ValueError(f"flash_attention: layout must be 'bhle' or 'blhe', got {layout!r}")
     shapes = {}
-    for name, t, rank in (("qT", qT, 3), ("k", k, 3), ("v", v, 3), ("maskT", mask, 4)):
+    for name, t, rank in (("q", q, 3), ("k", k, 3), ("v", v, 3), ("maskT", mask, 4)):
         if t is None:
             continue
         shape = tuple(int(d) for d in t.shape)
@@ -65,38 +70,54 @@ def _check(qT, k, v, mask, heads):
         if 0 in shape:
             raise ValueError(f"flash_attention: {name} has an empty axis, shape {shape}")
         shapes[name] = shape
-    (BH, E, L), (BHk, S, Ek), (BHv, Sv, _) = shapes["qT"], shapes["k"], shapes["v"]
-    if not BH == BHk == BHv:
-        raise ValueError(f"flash_attention: qT, k and v need one batch size, got {BH}, {BHk} "
-                         f"and {BHv}")
+    (N, L, E), (Nk, S, Ek), (Nv, Sv, Ev) = shapes["q"], shapes["k"], shapes["v"]
+    if not N == Nk == Nv:
+        raise ValueError(f"flash_attention: q, k and v need one batch size, got {N}, {Nk} "
+                         f"and {Nv}")
     if Ek != E:
-        raise ValueError(f"flash_attention: k has {Ek} features per key, qT {E}")
+        raise ValueError(f"flash_attention: k has {Ek} features per key, q {E}")
     if Sv != S:
         raise ValueError(f"flash_attention: v has {Sv} rows, k {S}")
-    if not isinstance(heads, int) or heads < 1 or BH % heads:
+    div = N if layout == "bhle" else E
+    if not isinstance(heads, int) or heads < 1 or div % heads or \
+            (layout == "blhe" and Ev % heads):
+        what = "batch" if layout == "bhle" else "features of q and v"
         raise ValueError(f"flash_attention: heads={heads!r} must be a positive divisor of the "
-                         f"batch {BH}")
+                         f"{what} ({div})")
+    B = N // heads if layout == "bhle" else N
     if mask is not None:
         Bm, Hm, Sm, Lm = shapes["maskT"]
-        if Bm not in (1, BH // heads) or Hm not in (1, heads) or Sm != S or Lm not in (1, L):
+        if Bm not in (1, B) or Hm not in (1, heads) or Sm != S or Lm not in (1, L):
             raise ValueError(f"flash_attention: maskT has shape {shapes['maskT']}; expected "
-                             f"(1 or {BH // heads}, 1 or {heads}, {S}, 1 or {L})")
+                             f"(1 or {B}, 1 or {heads}, {S}, 1 or {L})")
 
 
 class _Layout:
     """Sizes and index helpers shared by the forward and the backward."""
 
-    def __init__(self, qT, k, v, mask, heads, causal, scale):
-        _check(qT, k, v, mask, heads)
-        self.BH, self.E, self.L = (int(d) for d in qT.shape)
+    def __init__(self, q, k, v, mask, heads, causal, scale, layout):
+        _check(q, k, v, mask, heads, layout)
+        N, self.L, self.E = (int(d) for d in q.shape)
         self.S = int(k.shape[1])
         self.Ev = int(v.shape[2])
         self.H = heads
+        self.layout = layout
+        if layout == "blhe":
+            self.E, self.Ev = self.E // heads, self.Ev // heads
+            self.BH = N * heads
+        else:
+            self.BH = N
         self.causal = causal
         self.scale = float(scale)
         self.mshape = None if mask is None else tuple(int(d) for d in mask.shape)
         self.nqb = -(-self.L // BR)
         self.nkb = -(-self.S // BC)
+
+    def at(self, buf, bh, row, col, width):
+        """Element (row, col) of block ``bh`` of ``buf`` (``width`` columns per head)."""
+        if self.layout == "bhle":
+            return buf[bh, row, col]
+        return buf[floordiv(bh, self.H), row, floormod(bh, self.H) * width + col]
 
     def key(self, j):
         """Key row ``j`` clamped into range when S is not a multiple of the tile."""
@@ -153,7 +174,7 @@ def _rows_by_tile(ib, out, row, tile, depth):
 def _scores(ib, lay, s, q, K, M, bh, i0, j0):
     """s[j, lane] = scale * q . k + mask for the BC keys from j0, -inf where not seen."""
     f32 = "float32"
-    _rows_by_tile(ib, s, lambda j, d: K[bh, lay.key(j0 + j), d], q, lay.E)
+    _rows_by_tile(ib, s, lambda j, d: lay.at(K, bh, lay.key(j0 + j), d, lay.E), q, lay.E)
     with ib.for_range(0, BC, name="j") as j:
         with ib.for_range(0, BR, name="x", kind="vectorize") as x:
             val = s[j, x]
@@ -165,22 +186,23 @@ def _scores(ib, lay, s, q, K, M, bh, i0, j0):
             s[j, x] = val
 
 
-def _load_q(ib, lay, q, QT, bh, i0, scale):
-    """q[d, lane] = QT[bh, d, i0 + lane] * scale (0 past L)."""
-    with ib.for_range(0, lay.E, name="d") as d:
-        with ib.for_range(0, BR, name="x", kind="vectorize") as x:
-            val = QT[bh, d, lay.query(i0 + x)]
+def _load_transposed(ib, lay, tile, Q, bh, i0, width, scale=1.0):
+    """tile[d, lane] = Q[row i0 + lane, d] * scale (0 past L): a tile of rows transposed,
+    the queries on the lanes."""
+    with ib.for_range(0, BR, name="x") as x:
+        with ib.for_range(0, width, name="d") as d:
+            val = lay.at(Q, bh, lay.query(i0 + x), d, width)
             if scale != 1.0:
                 val = val * const(scale, "float32")
             if lay.L % BR:
                 val = select(i0 + x < lay.L, val, const(0.0, "float32"))
-            q[d, x] = val
+            tile[d, x] = val
 
 
 def _forward_ir(lay, ins, outs):
     f32 = "float32"
     ib = te.tir.ir_builder.create()
-    QT, K, V = (ib.buffer_ptr(b) for b in ins[:3])
+    Q, K, V = (ib.buffer_ptr(b) for b in ins[:3])
     M = ib.buffer_ptr(ins[3]) if lay.mshape is not None else None
     O, LSE = ib.buffer_ptr(outs[0]), ib.buffer_ptr(outs[1])
     ec = _chunk(lay.Ev)
@@ -194,7 +216,7 @@ def _forward_ir(lay, ins, outs):
         l = ib.allocate(f32, (BR,), name="l")
         mref = ib.allocate(f32, (BR,), name="mref")
         alpha = ib.allocate(f32, (BR,), name="alpha")
-        _load_q(ib, lay, q, QT, bh, i0, lay.scale)
+        _load_transposed(ib, lay, q, Q, bh, i0, lay.E, lay.scale)
         with ib.for_range(0, BR, name="x", kind="vectorize") as x:
             m[x] = const(NEG_INF, f32)
             l[x] = const(0.0, f32)
@@ -230,7 +252,7 @@ def _forward_ir(lay, ins, outs):
                     with ib.for_range(0, ec, name="ei", kind="unroll") as ei:
                         with ib.for_range(0, BR, name="x", kind="vectorize") as x:
                             acc[eo * ec + ei, x] = acc[eo * ec + ei, x] + \
-                                V[bh, lay.key(j0 + j), eo * ec + ei] * s[j, x]
+                                lay.at(V, bh, lay.key(j0 + j), eo * ec + ei, lay.Ev) * s[j, x]
         # out = acc / l (0 where no key was seen), stored back untransposed
         with ib.for_range(0, BR, name="x", kind="vectorize") as x:
             alpha[x] = select(l[x] == const(0.0, f32), const(0.0, f32),
@@ -240,7 +262,7 @@ def _forward_ir(lay, ins, outs):
         with ib.for_range(0, BR, name="x") as x:
             def store():
                 with ib.for_range(0, lay.Ev, name="e") as e:
-                    O[bh, i0 + x, e] = acc[e, x] * alpha[x]
+                    _store(O, lay, bh, i0 + x, e, lay.Ev, acc[e, x] * alpha[x])
                 LSE[bh, i0 + x] = mref[x]
             if lay.L % BR:
                 with ib.if_scope(i0 + x < lay.L):
@@ -248,6 +270,14 @@ def _forward_ir(lay, ins, outs):
             else:
                 store()
     return ib.get()
+
+
+def _store(buf, lay, bh, row, col, width, value):
+    """buf at (row, col) of block bh = value, in the layout's indexing."""
+    if lay.layout == "bhle":
+        buf[bh, row, col] = value
+    else:
+        buf[floordiv(bh, lay.H), row, floormod(bh, lay.H) * width + col] = value
 
 
 def _lanes(n):
@@ -276,12 +306,12 @@ def _tile_t_by_rows(ib, acc, tile, row, width):
 def _backward_ir(lay, ins, outs):
     f32 = "float32"
     ib = te.tir.ir_builder.create()
-    Q, QT, K, V = (ib.buffer_ptr(b) for b in ins[:4])
-    rest = ins[4:]
+    Q, K, V = (ib.buffer_ptr(b) for b in ins[:3])
+    rest = ins[3:]
     M = None
     if lay.mshape is not None:
         M, rest = ib.buffer_ptr(rest[0]), rest[1:]
-    DOT, DO, O, LSE = (ib.buffer_ptr(b) for b in rest)
+    DO, O, LSE = (ib.buffer_ptr(b) for b in rest)
     DQ, DK, DV, DELTA = (ib.buffer_ptr(b) for b in outs)
     E, Ev = lay.E, lay.Ev
     we = _lanes(E)
@@ -298,10 +328,10 @@ def _backward_ir(lay, ins, outs):
         with ib.for_range(0, lay.L, name="i") as i:
             DELTA[bh, i] = const(0.0, f32)          # delta = rowsum(do * out)
             with ib.for_range(0, Ev, name="e") as e:
-                DELTA[bh, i] = DELTA[bh, i] + DO[bh, i, e] * O[bh, i, e]
+                DELTA[bh, i] = DELTA[bh, i] + lay.at(DO, bh, i, e, Ev) * lay.at(O, bh, i, e, Ev)
             with ib.for_range(0, E // we, name="do") as do:
                 with ib.for_range(0, we, name="c", kind="vectorize") as c:
-                    DQ[bh, i, do * we + c] = const(0.0, f32)
+                    _store(DQ, lay, bh, i, do * we + c, E, const(0.0, f32))
         with ib.for_range(0, lay.nkb, name="kb") as kb:
             j0 = kb * BC
             with ib.for_range(0, BC, name="j") as j:
@@ -312,10 +342,8 @@ def _backward_ir(lay, ins, outs):
             first = lay.first_query_tile(j0)
             with ib.for_range(first, lay.nqb, name="qb") as qb:
                 i0 = qb * BR
-                _load_q(ib, lay, q, QT, bh, i0, lay.scale)
-                with ib.for_range(0, Ev, name="e") as e:
-                    with ib.for_range(0, BR, name="x", kind="vectorize") as x:
-                        dot[e, x] = DOT[bh, e, lay.query(i0 + x)]
+                _load_transposed(ib, lay, q, Q, bh, i0, E, lay.scale)
+                _load_transposed(ib, lay, dot, DO, bh, i0, Ev)
                 with ib.for_range(0, BR, name="x", kind="vectorize") as x:
                     lse[x] = LSE[bh, lay.query(i0 + x)]
                     delta[x] = DELTA[bh, lay.query(i0 + x)]
@@ -327,14 +355,15 @@ def _backward_ir(lay, ins, outs):
                             val = select(i0 + x < lay.L, val, const(0.0, f32))
                         p[j, x] = val
                 # dv += p^T do
-                _tile_t_by_rows(ib, dvs, p, lambda x, c: DO[bh, lay.query(i0 + x), c], Ev)
+                _tile_t_by_rows(ib, dvs, p, lambda x, c: lay.at(DO, bh, lay.query(i0 + x), c, Ev),
+                                Ev)
                 # dp = v do^T, ds = p * (dp - delta)
-                _rows_by_tile(ib, ds, lambda j, e: V[bh, lay.key(j0 + j), e], dot, Ev)
+                _rows_by_tile(ib, ds, lambda j, e: lay.at(V, bh, lay.key(j0 + j), e, Ev), dot, Ev)
                 with ib.for_range(0, BC, name="j") as j:
                     with ib.for_range(0, BR, name="x", kind="vectorize") as x:
                         ds[j, x] = p[j, x] * (ds[j, x] - delta[x])
                 # dk += ds^T q (scaled at the end)
-                _tile_t_by_rows(ib, dks, ds, lambda x, c: Q[bh, lay.query(i0 + x), c], E)
+                _tile_t_by_rows(ib, dks, ds, lambda x, c: lay.at(Q, bh, lay.query(i0 + x), c, E), E)
                 # dq += ds k * scale
                 with ib.for_range(0, BR // KT, name="xt") as xt:
                     with ib.for_range(0, E // we, name="co") as co:
@@ -346,13 +375,16 @@ def _backward_ir(lay, ins, outs):
                                 with ib.for_range(0, we, name="c", kind="vectorize") as c:
                                     dqs[xt * KT + xx, co * we + c] = \
                                         dqs[xt * KT + xx, co * we + c] + \
-                                        ds[j, xt * KT + xx] * K[bh, lay.key(j0 + j), co * we + c]
+                                        ds[j, xt * KT + xx] * \
+                                        lay.at(K, bh, lay.key(j0 + j), co * we + c, E)
                 with ib.for_range(0, BR, name="x") as x:
                     def add_dq():
                         with ib.for_range(0, E // we, name="co") as co:
                             with ib.for_range(0, we, name="c", kind="vectorize") as c:
-                                DQ[bh, i0 + x, co * we + c] = DQ[bh, i0 + x, co * we + c] + \
-                                    dqs[x, co * we + c] * const(lay.scale, f32)
+                                col = co * we + c
+                                _store(DQ, lay, bh, i0 + x, col, E,
+                                       lay.at(DQ, bh, i0 + x, col, E) +
+                                       dqs[x, col] * const(lay.scale, f32))
                     if lay.L % BR:
                         with ib.if_scope(i0 + x < lay.L):
                             add_dq()
@@ -361,9 +393,9 @@ def _backward_ir(lay, ins, outs):
             with ib.for_range(0, BC, name="j") as j:
                 def store_kv():
                     with ib.for_range(0, E, name="c", kind="vectorize") as c:
-                        DK[bh, j0 + j, c] = dks[j, c] * const(lay.scale, f32)
+                        _store(DK, lay, bh, j0 + j, c, E, dks[j, c] * const(lay.scale, f32))
                     with ib.for_range(0, Ev, name="c", kind="vectorize") as c:
-                        DV[bh, j0 + j, c] = dvs[j, c]
+                        _store(DV, lay, bh, j0 + j, c, Ev, dvs[j, c])
                 if lay.S % BC:
                     with ib.if_scope(j0 + j < lay.S):
                         store_kv()
@@ -372,23 +404,25 @@ def _backward_ir(lay, ins, outs):
     return ib.get()
 
 
-def flash_attention_backward(q, qT, k, v, *rest, heads=1, causal=False, scale=1.0,
-                             masked=False):
-    """(dq, dk, dv, delta) of ``flash_attention`` given ``rest`` = ([maskT,] doT (BH, Ev, L),
-    do (BH, L, Ev), out (BH, L, Ev), lse (BH, L)); delta = rowsum(do * out)."""
+def flash_attention_backward(q, k, v, *rest, heads=1, causal=False, scale=1.0,
+                             masked=False, layout="bhle"):
+    """(dq, dk, dv, delta) of ``flash_attention`` given ``rest`` = ([maskT,] do, out, lse);
+    dq, dk, dv in the layout of q, k, v; delta = rowsum(do * out) (BH, L)."""
     maskT = rest[0] if masked else None
-    lay = _Layout(qT, k, v, maskT, heads, causal, scale)
-    ins = [q, qT, k, v] + list(rest)
+    lay = _Layout(q, k, v, maskT, heads, causal, scale, layout)
+    ins = [q, k, v] + list(rest)
     return te.extern([tuple(q.shape), tuple(k.shape), tuple(v.shape), (lay.BH, lay.L)], ins,
                      lambda i, o: _backward_ir(lay, i, o), name="flash_attention_backward",
                      dtype=["float32"] * 4, tag="flash_attention_backward")
 
 
-def flash_attention(qT, k, v, maskT=None, heads=1, causal=False, scale=1.0):
-    """(out (BH, L, Ev), lse (BH, L)): softmax(q k^T * scale + mask) v, its log-sum-exp."""
-    lay = _Layout(qT, k, v, maskT, heads, causal, scale)
-    ins = [qT, k, v] + ([maskT] if maskT is not None else [])
-    out, lse = te.extern([(lay.BH, lay.L, lay.Ev), (lay.BH, lay.L)], ins,
+def flash_attention(q, k, v, maskT=None, heads=1, causal=False, scale=1.0, layout="bhle"):
+    """(out, lse (BH, L)): softmax(q k^T * scale + mask) v in the layout of q, k, v (out has
+    v's width), and the log-sum-exp of each row of scores."""
+    lay = _Layout(q, k, v, maskT, heads, causal, scale, layout)
+    ins = [q, k, v] + ([maskT] if maskT is not None else [])
+    out_shape = (int(q.shape[0]), lay.L, int(v.shape[2]))
+    out, lse = te.extern([out_shape, (lay.BH, lay.L)], ins,
                          lambda i, o: _forward_ir(lay, i, o), name="flash_attention",
                          dtype=["float32", "float32"], tag="flash_attention")
     return out, lse

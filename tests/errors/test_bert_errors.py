@@ -71,14 +71,15 @@ def _declare(shapes, **params):
 
 
 @pytest.mark.parametrize("shapes,params,match", [
-    ([(2, 8, 5), (2, 6), (2, 6, 8)], {}, r"k must be 3-d, got shape \(2, 6\)"),
-    ([(2, 8, 5), (3, 6, 8), (2, 6, 8)], {}, "qT, k and v need one batch size, got 2, 3 and 2"),
-    ([(2, 8, 5), (2, 6, 4), (2, 6, 8)], {}, "k has 4 features per key, qT 8"),
-    ([(2, 8, 5), (2, 6, 8), (2, 7, 8)], {}, "v has 7 rows, k 6"),
-    ([(2, 8, 5), (2, 6, 8), (2, 6, 8)], dict(heads=3), "heads=3 must be a positive divisor"),
-    ([(2, 8, 5), (2, 6, 8), (2, 6, 8), (1, 1, 5, 6)], {},
+    ([(2, 5, 8), (2, 6), (2, 6, 8)], {}, r"k must be 3-d, got shape \(2, 6\)"),
+    ([(2, 5, 8), (3, 6, 8), (2, 6, 8)], {}, "q, k and v need one batch size, got 2, 3 and 2"),
+    ([(2, 5, 8), (2, 6, 4), (2, 6, 8)], {}, "k has 4 features per key, q 8"),
+    ([(2, 5, 8), (2, 6, 8), (2, 7, 8)], {}, "v has 7 rows, k 6"),
+    ([(2, 5, 8), (2, 6, 8), (2, 6, 8)], dict(heads=3), "heads=3 must be a positive divisor"),
+    ([(2, 5, 8), (2, 6, 8), (2, 6, 8), (1, 1, 5, 6)], {},
      r"maskT has shape \(1, 1, 5, 6\); expected \(1 or 2, 1 or 1, 6, 1 or 5\)"),
-    ([(2, 8, 0), (2, 6, 8), (2, 6, 8)], {}, "qT has an empty axis"),
+    ([(2, 0, 8), (2, 6, 8), (2, 6, 8)], {}, "q has an empty axis"),
+    ([(2, 5, 8), (2, 6, 8), (2, 6, 8)], dict(layout="lbhe"), "layout must be 'bhle' or"),
 ])
 def test_flash_attention_declaration_errors(shapes, params, match):
     with pytest.raises(ValueError, match=match):
@@ -86,10 +87,10 @@ def test_flash_attention_declaration_errors(shapes, params, match):
 
 
 def test_flash_attention_dtype_error():
-    qT = te.placeholder((1, 4, 4), "float64", name="qT")
+    q = te.placeholder((1, 4, 4), "float64", name="q")
     k = te.placeholder((1, 4, 4), "float32", name="k")
-    with pytest.raises(ValueError, match="qT must be float32, got float64"):
-        attention.flash_attention(qT, k, k)
+    with pytest.raises(ValueError, match="q must be float32, got float64"):
+        attention.flash_attention(q, k, k)
 
 
 def test_sdpa_causal_with_mask_error():

@@ -76,6 +76,28 @@ def test_fused_matches_torch_forward_and_backward(case):
         close(a, b, rtol=1e-4, atol=2e-5)
 
 
+def test_head_views_of_projections_are_read_in_place():
+    """q, k, v as (B, L, H, E) arrays seen transposed (B, H, L, E), as a multi-head layer
+    makes them: the kernel reads them in place ("blhe"), and the output and gradients are
+    such views too; values as torch's."""
+    B, H, L, S, E = 2, 3, 20, 40, 8
+    arrays = [randn(B, L, H, E), randn(B, S, H, E), randn(B, S, H, E)]
+    mine = [nn.tensor(a, requires_grad=True) for a in arrays]
+    theirs = [torch.tensor(a, requires_grad=True) for a in arrays]
+    views = [t.transpose(1, 2) for t in mine]
+    assert attn._layout(*views) == "blhe"
+    m = np.where(rng.random((B, 1, 1, S)) < 0.2, -1e9, 0).astype("float32")
+    out = F.scaled_dot_product_attention(*views, attn_mask=nn.tensor(m))
+    tout = torch.nn.functional.scaled_dot_product_attention(
+        *(t.transpose(1, 2) for t in theirs), attn_mask=torch.tensor(m))
+    close(out, tout)
+    g = randn(B, H, L, E)
+    out.backward(nn.tensor(g))
+    tout.backward(torch.tensor(g))
+    for a, b in zip(mine, theirs):
+        close(a.grad, b.grad)
+
+
 def test_fused_matches_the_composed_path():
     q, k, v = randn(2, 2, 45, 16), randn(2, 2, 50, 16), randn(2, 2, 50, 16)
     mask = nn.tensor(randn(2, 1, 45, 50))
