@@ -240,3 +240,28 @@ def test_conv_relu_from_fused_float_matches_torch():
                                   tq_.weight().int_repr().numpy())
     x, tx = qx((1, 3, 6, 6), 0.02, 60)
     assert_lsb(q(x), tq_(tx))
+
+
+def test_conv_chain_channels_last_then_flatten_into_linear():
+    """A conv's output is an NCHW view of channels-last memory (as PyTorch's): the next conv
+    reads it as it is, flatten / the linear copy it; all vs torch."""
+    w1, tw1 = qw((8, 3, 3, 3), True)
+    w2, tw2 = qw((4, 8, 3, 3), False)
+    c1, tc1 = nn.quantized.Conv2d(3, 8, 3, padding=1), tnnq.Conv2d(3, 8, 3, padding=1)
+    c2, tc2 = nn.quantized.Conv2d(8, 4, 3, stride=2), tnnq.Conv2d(8, 4, 3, stride=2)
+    for m, tm, w, tw in ((c1, tc1, w1, tw1), (c2, tc2, w2, tw2)):
+        m.set_weight_bias(w, None)
+        tm.set_weight_bias(tw, None)
+        m.scale, m.zero_point = 0.05, 20
+        tm.scale, tm.zero_point = 0.05, 20
+    x, tx = qx((2, 3, 9, 9), 0.02, 8)
+    y1, ty1 = c1(x), tc1(tx)
+    assert_lsb(y1, ty1)
+    y2, ty2 = c2(y1), tc2(ty1)
+    assert_lsb(y2, ty2)
+    lw, tlw = qw((5, 4 * 4 * 4), True)
+    lin, tlin = nn.quantized.Linear(64, 5), tnnq.Linear(64, 5)
+    lin.set_weight_bias(lw, None)
+    tlin.set_weight_bias(tlw, None)
+    assert_lsb(lin(y2.flatten(1)), tlin(ty2.flatten(1)))
+    assert_lsb(nn.quantized.ReLU()(y2)[:, 1:3], torch.relu(ty2)[:, 1:3], max_frac=0)
