@@ -18,11 +18,15 @@ from ..modules.module import Module
 from ..quantized.dtypes import (as_qdtype, per_channel_symmetric, per_tensor_affine,
                                 per_tensor_symmetric, qint8, quint8)
 from ..tensor import Tensor
-from .observer import (MovingAverageMinMaxObserver, MovingAveragePerChannelMinMaxObserver,
-                       _is_per_channel, _is_per_tensor, _with_args)
+from .observer import (FixedQParamsObserver, MovingAverageMinMaxObserver,
+                       MovingAveragePerChannelMinMaxObserver, _is_per_channel, _is_per_tensor,
+                       _with_args, default_fixed_qparams_range_0to1_observer,
+                       default_fixed_qparams_range_neg1to1_observer)
 
 __all__ = ["fake_quantize_per_tensor_affine", "fake_quantize_per_channel_affine",
            "FakeQuantizeBase", "FakeQuantize", "FusedMovingAvgObsFakeQuantize",
+           "FixedQParamsFakeQuantize", "default_fixed_qparams_range_0to1_fake_quant",
+           "default_fixed_qparams_range_neg1to1_fake_quant",
            "default_fake_quant", "default_weight_fake_quant",
            "default_per_channel_weight_fake_quant", "default_fused_act_fake_quant",
            "default_fused_wt_fake_quant", "default_fused_per_channel_wt_fake_quant",
@@ -327,6 +331,22 @@ def choose_qparams_fbgemm(min_val, max_val, qmin, qmax, preserve_sparsity=False)
     return f32(scale), zero_point
 
 
+class FixedQParamsFakeQuantize(FakeQuantize):
+    """Fake quantization with the fixed parameters of a ``FixedQParamsObserver`` (for
+    sigmoid, tanh, softmax outputs in QAT)."""
+
+    def __init__(self, observer):
+        super().__init__(observer=observer)
+        if type(self.activation_post_process) is not FixedQParamsObserver:
+            raise AssertionError(f"{type(self).__name__}'s observer must be a "
+                                 "FixedQParamsObserver")
+        self.scale = self.activation_post_process.scale
+        self.zero_point = self.activation_post_process.zero_point
+
+    def calculate_qparams(self):
+        return self.scale, self.zero_point
+
+
 def _is_fake_quant(module):
     return isinstance(module, FakeQuantizeBase)
 
@@ -370,3 +390,7 @@ default_fused_wt_fake_quant = FusedMovingAvgObsFakeQuantize.with_args(
 default_fused_per_channel_wt_fake_quant = FusedMovingAvgObsFakeQuantize.with_args(
     observer=MovingAveragePerChannelMinMaxObserver, quant_min=-128, quant_max=127,
     dtype=qint8, qscheme=per_channel_symmetric)
+default_fixed_qparams_range_neg1to1_fake_quant = FixedQParamsFakeQuantize.with_args(
+    observer=default_fixed_qparams_range_neg1to1_observer)
+default_fixed_qparams_range_0to1_fake_quant = FixedQParamsFakeQuantize.with_args(
+    observer=default_fixed_qparams_range_0to1_observer)

@@ -29,6 +29,9 @@ from ..tensor import Tensor
 __all__ = ["ObserverBase", "UniformQuantizationObserverBase", "MinMaxObserver",
            "MovingAverageMinMaxObserver", "PerChannelMinMaxObserver",
            "MovingAveragePerChannelMinMaxObserver", "PlaceholderObserver", "NoopObserver",
+           "FixedQParamsObserver", "RecordingObserver", "default_debug_observer",
+           "default_fixed_qparams_range_neg1to1_observer",
+           "default_fixed_qparams_range_0to1_observer",
            "default_observer", "default_weight_observer", "default_per_channel_weight_observer",
            "default_placeholder_observer", "calculate_qmin_qmax", "get_observer_state_dict",
            "load_observer_state_dict"]
@@ -390,11 +393,56 @@ class NoopObserver(ObserverBase):
         raise Exception("calculate_qparams should not be called for NoopObserver")
 
 
+class FixedQParamsObserver(ObserverBase):
+    """Fixed parameters (``scale``, ``zero_point`` buffers) for outputs of known range
+    (sigmoid, tanh, softmax); records nothing."""
+
+    def __init__(self, scale, zero_point, dtype=quint8, qscheme=per_tensor_affine,
+                 quant_min=0, quant_max=255, is_dynamic=False, **kwargs):
+        if is_dynamic:
+            raise NotImplementedError("FixedQParamsObserver doesn't support dynamic "
+                                      "quantization")
+        super().__init__(dtype=as_qdtype(dtype, "FixedQParamsObserver"), is_dynamic=False)
+        self.quant_min, self.quant_max = quant_min, quant_max
+        self.register_buffer("scale", _f32([scale]))
+        self.register_buffer("zero_point", Tensor(np.array([zero_point], np.int32)))
+        self.qscheme = qscheme
+
+    def forward(self, X):
+        return X
+
+    def calculate_qparams(self):
+        return self.scale, self.zero_point
+
+
+class RecordingObserver(ObserverBase):
+    """Keeps a copy of every tensor it sees (``get_tensor_value()``), for debugging."""
+
+    def __init__(self, dtype=quint8):
+        super().__init__(dtype=dtype, is_dynamic=False)
+        self.tensor_val = []
+
+    def forward(self, x):
+        self.tensor_val.append(x.clone())
+        return x
+
+    def calculate_qparams(self):
+        raise Exception("calculate_qparams should not be called for RecordingObserver")
+
+    def get_tensor_value(self):
+        return self.tensor_val
+
+
 default_observer = MinMaxObserver.with_args(quant_min=0, quant_max=127)
 default_placeholder_observer = PlaceholderObserver
 default_weight_observer = MinMaxObserver.with_args(dtype=qint8, qscheme=per_tensor_symmetric)
 default_per_channel_weight_observer = PerChannelMinMaxObserver.with_args(
     dtype=qint8, qscheme=per_channel_symmetric)
+default_debug_observer = RecordingObserver
+default_fixed_qparams_range_neg1to1_observer = FixedQParamsObserver.with_args(
+    scale=2.0 / 256.0, zero_point=128, dtype=quint8, quant_min=0, quant_max=255)
+default_fixed_qparams_range_0to1_observer = FixedQParamsObserver.with_args(
+    scale=1.0 / 256.0, zero_point=0, dtype=quint8, quant_min=0, quant_max=255)
 
 
 def get_observer_state_dict(mod):

@@ -17,12 +17,15 @@ from .. import qat as nnqat
 from .. import quantized as nnq
 from ..intrinsic import qat as nniqat
 from ..modules import activation, batchnorm, container, conv, dropout, linear, pooling, sparse
+from .fake_quantize import (default_fixed_qparams_range_0to1_fake_quant,
+                            default_fixed_qparams_range_neg1to1_fake_quant)
 from .stubs import DeQuantStub, QuantStub
 
 __all__ = ["DEFAULT_STATIC_QUANT_MODULE_MAPPINGS", "DEFAULT_QAT_MODULE_MAPPINGS",
            "PASSTHROUGH_MODULE_MAPPINGS", "get_default_static_quant_module_mappings",
            "get_default_qat_module_mappings", "get_default_qconfig_propagation_list",
-           "get_static_quant_module_class", "no_observer_set"]
+           "get_static_quant_module_class", "no_observer_set",
+           "DEFAULT_MODULE_TO_ACT_POST_PROCESS"]
 
 
 def _available(pairs):
@@ -95,6 +98,22 @@ DEFAULT_QAT_MODULE_MAPPINGS = {
 }
 
 _INCLUDE_QCONFIG_PROPAGATE_LIST = {container.Sequential}
+
+# outputs of a known range: in training (QAT) they get fake quantization with fixed parameters
+DEFAULT_MODULE_TO_ACT_POST_PROCESS = {
+    activation.Hardsigmoid: default_fixed_qparams_range_0to1_fake_quant,
+    activation.Sigmoid: default_fixed_qparams_range_0to1_fake_quant,
+    activation.Softmax: default_fixed_qparams_range_0to1_fake_quant,
+    activation.Tanh: default_fixed_qparams_range_neg1to1_fake_quant,
+}
+
+
+def _has_special_act_post_process(module):
+    return module.training and type(module) in DEFAULT_MODULE_TO_ACT_POST_PROCESS
+
+
+def _get_special_act_post_process(module):
+    return DEFAULT_MODULE_TO_ACT_POST_PROCESS.get(type(module))
 
 
 def get_default_static_quant_module_mappings():

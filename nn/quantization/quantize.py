@@ -22,7 +22,9 @@ from ..quantized.modules.functional_modules import FloatFunctional, QFunctional
 from .fake_quantize import FakeQuantizeBase
 from .observer import MovingAverageMinMaxObserver, MovingAveragePerChannelMinMaxObserver, \
     ObserverBase
-from .quantization_mappings import (get_default_qat_module_mappings,
+from .quantization_mappings import (_get_special_act_post_process,
+                                    _has_special_act_post_process,
+                                    get_default_qat_module_mappings,
                                     get_default_qconfig_propagation_list,
                                     get_default_static_quant_module_mappings)
 from .stubs import DeQuantStub, QuantWrapper
@@ -78,9 +80,10 @@ def _needs_observation(m):
     return getattr(m, "qconfig", None) is not None
 
 
-def _insert_observer(m):
+def _insert_observer(m, special=None):
     if _needs_observation(m) and not isinstance(m, DeQuantStub):
-        m.add_module("activation_post_process", m.qconfig.activation())
+        make = m.qconfig.activation if special is None else special
+        m.add_module("activation_post_process", make())
         if _activation_is_memoryless(m.qconfig):
             m.register_forward_pre_hook(_observer_forward_pre_hook, prepend=True)
         else:
@@ -98,6 +101,8 @@ def _add_observer_(module, propagation_list, non_leaf_module_list=None):
             _insert_observer(child)
         elif non_leaf_module_list is not None and type(child) in non_leaf_module_list:
             _insert_observer(child)
+        elif _has_special_act_post_process(child):
+            _insert_observer(child, _get_special_act_post_process(child))
         else:
             _add_observer_(child, propagation_list, non_leaf_module_list)
     leaf = not module._modules

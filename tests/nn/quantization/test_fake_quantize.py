@@ -132,3 +132,26 @@ def test_fake_quantize_gradient_flows_to_the_weight_in_qat_linear():
     yt.sum().backward()
     np.testing.assert_allclose(qat.weight.grad.numpy(), tqat.weight.grad.numpy(), rtol=1e-6,
                                atol=1e-6)
+
+
+def test_fixed_qparams_fake_quant_and_special_modules_in_qat_as_torch():
+    ours = nq.default_fixed_qparams_range_0to1_fake_quant()
+    theirs = tq.default_fixed_qparams_range_0to1_fake_quant()
+    x = values(6) / 4
+    np.testing.assert_array_equal(ours(nn.tensor(x)).numpy(),
+                                  theirs(torch.from_numpy(x)).detach().numpy())
+    assert ours.scale.tolist() == theirs.scale.tolist()
+    tanh = nq.default_fixed_qparams_range_neg1to1_fake_quant()
+    assert tanh.zero_point.tolist() == [128] and tanh.scale.item() == 2.0 / 256
+    model = nn.Sequential(nq.QuantStub(), nn.Linear(4, 3), nn.Sigmoid(), nn.Tanh(),
+                          nq.DeQuantStub()).train()
+    tmodel = torch.nn.Sequential(tq.QuantStub(), torch.nn.Linear(4, 3), torch.nn.Sigmoid(),
+                                 torch.nn.Tanh(), tq.DeQuantStub()).train()
+    for m, lib in ((model, nq), (tmodel, tq)):
+        m.qconfig = lib.get_default_qat_qconfig("x86")
+        lib.prepare_qat(m, inplace=True)
+    for k in ("2", "3"):
+        mine = model.get_submodule(k).activation_post_process
+        ref = tmodel.get_submodule(k).activation_post_process
+        assert type(mine).__name__ == type(ref).__name__ == "FixedQParamsFakeQuantize"
+        assert mine.scale.tolist() == ref.scale.tolist()
