@@ -4,9 +4,11 @@ nn/ops/spconv.py. Each is an ``Op`` (autograd Function) whose backward runs the 
 the feature gradient is the product on the reversed rulebook with the weights transposed, the
 weight gradient a chunked product over each offset's pairs.
 
-Kernels run on host arrays; the counts of their calls are in ``nn.functions.base.
-kernel_calls``. An operator with nothing to compute (no sites, no pairs) returns zeros
-without calling a kernel.
+Features on the CPU run the CPU builds (nn/ops/spconv_schedule.py: one build per channel
+count, row counts bound at each call); cuda features run the GPU builds of the same
+declarations (``nn.ops.gpu.schedule_auto``, one build per shape), the rulebook's index tables
+copied to the device. The counts of kernel calls are in ``nn.functions.base.kernel_calls``.
+An operator with nothing to compute (no sites, no pairs) returns zeros without a kernel.
 """
 from __future__ import annotations
 
@@ -15,7 +17,8 @@ import numpy as np
 from nn.ops import spconv as ops
 from nn.ops.spconv_schedule import build
 
-from ..functions.base import Op, Tensor, kernel_calls
+from ..device import CUDA, host, is_gpu, move, of
+from ..functions.base import Op, Tensor, _gpu_kernel, kernel_calls
 from ..tensor import dtype_name
 
 __all__ = ["sparse_conv", "sparse_maxpool", "to_dense", "gather_rows"]
@@ -24,6 +27,9 @@ __all__ = ["sparse_conv", "sparse_maxpool", "to_dense", "gather_rows"]
 def _run(declare, arrays, shapes, out_shape, scratch=False, **params):
     """The compiled ``declare`` on host ``arrays``; ``shapes`` name the row sizes. With
     ``scratch`` the output is a view of a buffer that the next scratch call overwrites."""
+    if any(map(is_gpu, arrays)):
+        out = _gpu_kernel(declare, [move(a, CUDA) for a in arrays], params)
+        return out.reshape(out_shape)
     arrays = [np.ascontiguousarray(a) for a in arrays]
     f = build(declare, shapes, [dtype_name(a.dtype) for a in arrays], **params)
     out = _scratch(out_shape, arrays[0].dtype) if scratch else \
@@ -48,19 +54,27 @@ def _scratch(shape, dtype):
 
 
 def _host(t):
-    data = t._data
-    if not isinstance(data, np.ndarray):
-        raise NotImplementedError("nn.spconv runs on CPU tensors; move the features to the "
-                                  "CPU (.cpu()) first")
-    return data
+    """The storage of ``t``: a numpy array, or a numba device array for cuda tensors."""
+    return t._data
+
+
+def _zeros(shape, like, bias=None):
+    """Zeros (plus ``bias``) of ``like``'s dtype on ``like``'s device."""
+    out = np.zeros(shape, like.dtype)
+    if bias is not None:
+        out = out + host(bias)
+    return move(out, of(like))
+
+
+def _contiguous(array):
+    return array if is_gpu(array) else np.ascontiguousarray(array)
 
 
 def conv_forward(x, w, book, bias=None):
     """(n_out, Cout) ``x`` (n_in, Cin) convolved with ``w`` (Cout, K, Cin) under ``book``."""
     n_out, n_in, kv = w.shape[0], w.shape[2], w.shape[1]
     if book.num_pairs == 0 or book.n_out == 0:
-        out = np.zeros((book.n_out, n_out), x.dtype)
-        return out + bias if bias is not None else out
+        return _zeros((book.n_out, n_out), x, bias)
     tiles = book.gather_in.shape[0]
     prod = _run(ops.gather_gemm, [x, w, book.gather_in, book.tile_offset],
                 [("N", n_in), (n_out, kv, n_in), ("T", ops.ROWS), ("T",)],
@@ -76,7 +90,7 @@ def conv_input_grad(g, w, book):
     """(n_in, Cin) gradient of ``conv_forward`` for its features."""
     n_out, n_in, kv = w.shape[0], w.shape[2], w.shape[1]
     if book.num_pairs == 0 or book.n_in == 0:
-        return np.zeros((book.n_in, n_in), g.dtype)
+        return _zeros((book.n_in, n_in), g)
     tiles = book.gather_out.shape[0]
     prod = _run(ops.gather_gemm, [g, w, book.gather_out, book.tile_offset],
                 [("N", n_out), (n_out, kv, n_in), ("T", ops.ROWS), ("T",)],
@@ -90,7 +104,7 @@ def conv_weight_grad(x, g, w_shape, book):
     """(Cout, K, Cin) gradient of ``conv_forward`` for its weights."""
     n_out, kv, n_in = w_shape
     if book.num_pairs == 0:
-        return np.zeros(w_shape, g.dtype)
+        return _zeros(w_shape, g)
     chunks = book.chunks
     return _run(ops.weight_grad, [x, g, book.pair_in, book.pair_out, chunks],
                 [("N", n_in), ("M", n_out), ("P",), ("P",), (kv, chunks.shape[1])],
@@ -113,7 +127,7 @@ class SparseConvolution(Op):
     def backward(ctx, g):
         features, weight = ctx.saved_tensors
         book = ctx.book
-        gd = np.ascontiguousarray(_host(g))
+        gd = _contiguous(_host(g))
         w = _host(weight).reshape(weight.shape[0], book.kv, weight.shape[-1])
         dx = dw = db = None
         if ctx.needs_input_grad[0]:
@@ -139,7 +153,7 @@ class SparseMaxPool(Op):
         x = _host(features)
         ctx.book = book
         if book.num_pairs == 0 or book.n_out == 0:
-            out = np.zeros((book.n_out, x.shape[1]), x.dtype)
+            out = _zeros((book.n_out, x.shape[1]), x)
         else:
             slots = book.slots_out
             out = _run(ops.segment_max, [x, book.pair_in, slots],
@@ -154,10 +168,10 @@ class SparseMaxPool(Op):
         (features,) = ctx.saved_tensors
         x, book = _host(features), ctx.book
         if book.num_pairs == 0 or book.n_in == 0:
-            return Tensor(np.zeros_like(x)), None
+            return Tensor(_zeros(x.shape, x)), None
         slots = book.slots_in
         c = x.shape[1]
-        dx = _run(ops.maxpool_backward, [x, ctx.out, np.ascontiguousarray(_host(g)),
+        dx = _run(ops.maxpool_backward, [x, ctx.out, _contiguous(_host(g)),
                                          book.pair_out, slots],
                   [("N", c), ("M", c), ("M", c), ("P",), ("N", slots.shape[1])], x.shape)
         return Tensor(dx), None
@@ -177,16 +191,16 @@ class GatherRows(Op):
         ctx.n, ctx.slots_fwd = t.shape[0], slots
         ctx.rows = rows
         if rows.size == 0 or t.shape[0] == 0:
-            return Tensor(np.zeros((rows.size, t.shape[1]), t.dtype))
+            return Tensor(_zeros((rows.size, t.shape[1]), t))
         # a gather is a segmented sum of one slot per row
         return Tensor(_run(ops.segment_sum, [t, rows.reshape(-1, 1).astype(np.int32)],
                            [("P", t.shape[1]), ("M", 1)], (rows.size, t.shape[1])))
 
     @staticmethod
     def backward(ctx, g):
-        gd = np.ascontiguousarray(_host(g))
+        gd = _contiguous(_host(g))
         if ctx.rows.size == 0 or ctx.n == 0:
-            return Tensor(np.zeros((ctx.n, gd.shape[1]), gd.dtype)), None, None
+            return Tensor(_zeros((ctx.n, gd.shape[1]), gd)), None, None
         slots = ctx.slots_fwd()
         return Tensor(_run(ops.segment_sum, [gd, slots], [("P", gd.shape[1]),
                                                            ("M", slots.shape[1])],

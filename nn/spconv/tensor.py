@@ -104,8 +104,8 @@ class SparseConvTensor:
     def from_dense(cls, x):
         """The sites of a channels-last dense (B, *spatial, C) tensor where some channel is
         not zero."""
-        data = x._data
-        nz = np.any(data != 0, axis=-1)
+        from ..device import host
+        nz = np.any(host(x._data) != 0, axis=-1)
         sites = np.argwhere(nz).astype(np.int32)
         flat = x.reshape(-1, x.shape[-1])
         rows = np.flatnonzero(nz.reshape(-1)).astype(np.int32)
