@@ -40,6 +40,11 @@ def quantize_weight(weight, observer):
         axis = int(getattr(observer, "ch_axis", 0))
         return quantize_per_channel(w, Tensor(_number(scale).astype("float64")),
                                     Tensor(_number(zp).astype("int64")), axis, dtype)
+    if _number(scale).size != 1:
+        raise RuntimeError(f"quantizing a weight: the observer's scheme {scheme!r} is per "
+                           f"tensor but it gave {_number(scale).size} scales (nn.quantized "
+                           "takes per_tensor_* or per_channel_affine / per_channel_symmetric "
+                           "weights; PyTorch's float_qparams scheme is not supported)")
     return quantize_per_tensor(w, float(_number(scale)[0]), int(_number(zp)[0]), dtype)
 
 

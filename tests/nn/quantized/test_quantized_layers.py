@@ -151,3 +151,20 @@ def test_load_state_dict_reports_missing_keys():
     del sd["scale"]
     with pytest.raises(RuntimeError, match="Missing key.*scale"):
         nn.quantized.Linear(6, 3).load_state_dict(sd)
+
+
+def test_embedding_from_float_with_a_per_row_observer():
+    from nn import quantization as tq
+    emb = nn.Embedding(10, 4)
+    emb.qconfig = tq.QConfig(activation=tq.PlaceholderObserver,
+                             weight=tq.PerChannelMinMaxObserver.with_args(
+                                 dtype=nn.quint8, qscheme=nn.per_channel_affine, ch_axis=0))
+    q = nn.quantized.Embedding.from_float(emb)
+    w = q.weight()
+    assert w.q_per_channel_axis() == 0 and w.dtype == nn.quint8
+    idx = np.array([[1, 3], [9, 0]])
+    out = q(nn.Tensor(idx)).numpy()
+    expected = w.dequantize().numpy()[idx]
+    np.testing.assert_allclose(out, expected, rtol=1e-6, atol=1e-6)
+    scales = w.q_per_channel_scales().numpy()[idx][..., None]
+    assert np.all(np.abs(out - emb.weight.detach().numpy()[idx]) <= scales / 2 + 1e-6)
