@@ -23,7 +23,7 @@ from .device import device as _device
 _tensor = importlib.import_module("nn.tensor")
 
 __all__ = ["Generator", "default_generator", "get_rng_state", "set_rng_state", "manual_seed",
-           "seed", "initial_seed", "fork_rng"]
+           "seed", "initial_seed", "fork_rng", "poisson"]
 
 _FIELDS = 16 + 16 + 1 + 4       # state, inc (128-bit each), has_uint32, uinteger (32-bit)
 
@@ -140,6 +140,57 @@ def seed() -> int:
 def initial_seed() -> int:
     """The seed of the default generator's last ``manual_seed``/``seed``."""
     return _default().initial_seed()
+
+
+# ----------------------------------------------------------------------------- the other fills
+# PyTorch's remaining in-place random fills and ``poisson``, each taking ``generator=``
+
+_MANTISSA = {"float16": 11, "float32": 24, "float64": 53}
+
+
+def _random_(self, from_=0, to=None, *, generator=None):
+    """Integers uniform in ``[from, to - 1]`` (``random_(to)``: ``[0, to - 1]``; no bounds:
+    ``[0, 2**mantissa]`` for floats, the dtype's range for integers), as PyTorch's."""
+    dtype = str(self.dtype)
+    if to is None and from_ != 0:
+        from_, to = 0, from_
+    if to is None:
+        to = (1 << _MANTISSA[dtype]) + 1 if dtype in _MANTISSA else (
+            2 if dtype == "bool" else int(np.iinfo(dtype).max) + 1)
+    if from_ >= to:
+        raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={from_} "
+                           f">= to={to}")
+    return self._fill_random(_tensor._rng(generator).integers(from_, to, self.shape))
+
+
+def _cauchy_(self, median=0.0, sigma=1.0, *, generator=None):
+    u = _tensor._rng(generator).random(self.shape)
+    return self._fill_random(median + sigma * np.tan(np.pi * (u - 0.5)))
+
+
+def _log_normal_(self, mean=1.0, std=2.0, *, generator=None):
+    return self._fill_random(_tensor._rng(generator).lognormal(mean, std, self.shape))
+
+
+def _geometric_(self, p, *, generator=None):
+    if not 0 < p <= 1:
+        raise RuntimeError(f"geometric_ expects p to be in (0, 1], but got p={p}")
+    return self._fill_random(_tensor._rng(generator).geometric(p, self.shape))
+
+
+def poisson(input, generator=None):
+    """Samples of a Poisson distribution with rates ``input`` (as ``torch.poisson``)."""
+    rates = input.detach().numpy()
+    if (rates < 0).any():
+        raise RuntimeError("poisson: the rates (input) must be non-negative")
+    draws = _tensor._rng(generator).poisson(rates).astype(rates.dtype)
+    return _tensor.from_numpy(draws)
+
+
+_tensor.Tensor.random_ = _random_
+_tensor.Tensor.cauchy_ = _cauchy_
+_tensor.Tensor.log_normal_ = _log_normal_
+_tensor.Tensor.geometric_ = _geometric_
 
 
 class fork_rng:

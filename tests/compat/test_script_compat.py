@@ -148,3 +148,30 @@ def test_cuda_queries_without_a_gpu_raise_clearly():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          timeout=120, env=env)
     assert out.stdout.strip() == "ok", out.stderr[-2000:]
+
+
+def test_remaining_random_fills_take_a_generator_and_match_torchs_distributions():
+    def draw(seed):
+        g = nn.Generator().manual_seed(seed)
+        return [nn.empty(2000).random_(3, 7, generator=g).numpy().copy(),
+                nn.empty(2000).cauchy_(generator=g).numpy().copy(),
+                nn.empty(2000).log_normal_(0.5, 0.25, generator=g).numpy().copy(),
+                nn.empty(2000).geometric_(0.25, generator=g).numpy().copy(),
+                nn.poisson(nn.full((2000,), 3.0), generator=g).numpy().copy()]
+    a, b = draw(1), draw(1)
+    assert all(np.array_equal(x, y) for x, y in zip(a, b))
+    rand, cauchy, lognormal, geometric, poisson = a
+    t = torch.Generator().manual_seed(1)
+    t_rand = torch.empty(2000).random_(3, 7, generator=t).numpy()
+    assert set(rand.tolist()) == set(t_rand.tolist()) == {3.0, 4.0, 5.0, 6.0}
+    assert abs(np.median(cauchy)) < 0.15                     # the median of Cauchy(0, 1)
+    assert abs(np.log(lognormal).mean() - 0.5) < 0.03
+    assert abs(np.log(lognormal).std() - 0.25) < 0.03
+    assert geometric.min() >= 1 and abs(geometric.mean() - 4.0) < 0.35      # 1 / p
+    t_geo = torch.empty(2000).geometric_(0.25, generator=t).numpy()
+    assert t_geo.min() >= 1 and abs(t_geo.mean() - 4.0) < 0.35
+    assert abs(poisson.mean() - 3.0) < 0.2 and abs(poisson.var() - 3.0) < 0.4
+    ints = nn.empty(3000, dtype="int64").random_(5)
+    assert set(ints.tolist()) == set(range(5))
+    with pytest.raises(RuntimeError, match="expects 'from' to be less than 'to'"):
+        nn.empty(3).random_(5, 2)
