@@ -311,3 +311,31 @@ def test_memoryless_observer_watches_the_input_as_torch():
         ref = theirs.get_submodule(name).activation_post_process
         assert mine.min_val.item() == ref.min_val.item()
         assert mine.max_val.item() == ref.max_val.item()
+
+
+def test_fusion_moves_hooks_to_the_fused_module():
+    calls = []
+    m = nn.Sequential(nn.Conv2d(1, 2, 3), nn.ReLU()).eval()
+    m[0].register_forward_pre_hook(lambda mod, args: calls.append("pre"))
+    m[1].register_forward_hook(lambda mod, args, out: calls.append("post"))
+    fused = nq.fuse_modules(m, ["0", "1"])
+    assert type(fused[0]).__name__ == "ConvReLU2d" and type(fused[1]).__name__ == "Identity"
+    fused(nn.tensor(batches(0, 1, (1, 1, 5, 5))[0]))
+    assert calls == ["pre", "post"]
+    assert not fused[0][0]._forward_pre_hooks and not fused[0][1]._forward_hooks
+
+
+def test_qat_conv_bn_to_float_matches_torch():
+    nn.manual_seed(8)
+    model = BnNet().train()
+    randomize_bn(model, 9)
+    theirs = twin(model, TorchBnNet()).train()
+    for m, lib in ((model, nq), (theirs, tq)):
+        m.qconfig = lib.get_default_qat_qconfig("x86")
+        lib.fuse_modules_qat(m, BN_FUSIONS, inplace=True)
+        lib.prepare_qat(m, inplace=True)
+    for name in ("conv1", "conv2"):
+        mine, ref = model.get_submodule(name).to_float(), theirs.get_submodule(name).to_float()
+        assert kind(mine)[0] == kind(ref)[0]
+        for key, value in ref.state_dict().items():
+            np.testing.assert_array_equal(mine.state_dict()[key].numpy(), value.numpy(), key)
