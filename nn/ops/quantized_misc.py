@@ -1,6 +1,6 @@
-"""The other quantized operators' te declarations (default schedules: ``schedule_injective``
-for the elementwise ones, ``schedule_rows`` over the outputs for the pools), on the integers
-of quantized tensors, as PyTorch's x86 kernels compute them:
+"""The other quantized operators' te declarations (schedules: ``schedule_injective`` for the
+elementwise ones, ``schedule_qpool`` for the pools), on the integers of quantized tensors, as
+PyTorch's x86 kernels compute them:
 
 - ``qclamp``: ReLU / ReLU6 / hardtanh on the integers, ``min(max(q, lo), hi)`` (same
   parameters in and out);
@@ -110,8 +110,7 @@ def qembedding(idx, q, sb):
 
 
 def schedule_qpool(out):
-    """Pools: the reduction stages computed per output row, the output rows parallel."""
-    from .cpu_util import schedule_rows
+    """Pools: the window sums computed per (n, c) plane, the planes parallel."""
     s = te.create_schedule(out.op)
     for t in out.op.input_tensors():
         if t.name.endswith(".sum"):

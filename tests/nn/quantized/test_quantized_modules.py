@@ -3,8 +3,6 @@ modules (fbgemm engine: the x86 engine's linear, and its conv on hosts without V
 the same integer weights and parameters: identical integers except at most 1 LSB at ties;
 the integer mode exactly against a numpy gemmlowp reference; the plain (non-VNNI) schedule
 forced."""
-import warnings
-
 import numpy as np
 import pytest
 import torch
