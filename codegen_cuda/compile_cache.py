@@ -134,8 +134,9 @@ def default_workers() -> int:
 
 def ptx_many(jobs, cc=(9, 0), workers=None, use_cache=True, log=None):
     """PTX of many builds' kernels: ``jobs`` is [(source, kernels)] or [(source, kernels,
-    label)] (the label names the build in ``log``); returns [[PTX per kernel] per job]. Cached kernels are read; the others (each distinct one once) compile in
-    ``workers`` processes (``default_workers()``; 1: in this process). ``log(name, seconds,
+    label)] (the label names the build in ``log``); returns [[PTX per kernel] per job].
+    Cached kernels are read; the others (each distinct one once) compile in ``workers``
+    processes (``default_workers()``; 1: in this process). ``log(name, seconds,
     cached)`` is called per kernel as it completes."""
     workers = default_workers() if workers is None else int(workers)
     if workers < 1:

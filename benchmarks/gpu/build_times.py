@@ -159,7 +159,7 @@ def ptx_mode(script, jobs):
                             (f"{jobs} workers, cold cache", jobs, "1"),
                             (f"{jobs} workers, warm cache", jobs, "1")):
         out = subprocess.run([sys.executable, me, "--compile", recorded, "--jobs", str(n),
-                              "--cache", cache, "--label", label], env=env, check=True,
+                              "--cache", cache, "--label", label, script], env=env, check=True,
                              stdout=subprocess.PIPE, text=True).stdout
         print(out.strip(), flush=True)
         wall, cpu = (float(x) for x in out.strip().splitlines()[-1].split("|")[1:3])

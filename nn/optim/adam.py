@@ -24,8 +24,8 @@ class Adam(Optimizer):
     running maximum of v). Each update is one fused kernel; with ``foreach=True`` the host
     parameters of a group that share a dtype and a step count are updated by ONE
     multi-tensor kernel (``nn.optim.foreach``); with None (the default, as PyTorch's on the
-    CPU) or False one kernel per parameter (the same values, bit for bit). ``fused`` and ``capturable`` are kept in the
-    groups for compatibility.
+    CPU) or False one kernel per parameter (the same values, bit for bit). ``fused`` and
+    ``capturable`` are kept in the groups for compatibility.
     """
 
     def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0,
