@@ -83,6 +83,11 @@ def main(folder):
                     out = _apply_op(inputs[kind], op, magnitude, I.NEAREST,
                                     None if kind == "pil" else [3.0, 4.0, 5.0])
                     to_arrays(out, f"op_{op}_{magnitude}/{image_name}/{kind}", store)
+    from torchvision.utils import make_grid
+    batch = torch.from_numpy(np.random.default_rng(5).normal(size=(5, 1, 4, 3))
+                             .astype(np.float32))
+    for k, kwargs in enumerate(transform_cases.GRID_CASES):
+        store[f"grid/{k}"] = make_grid(batch, **kwargs).numpy()
     np.savez_compressed(os.path.join(HERE, "reference_transforms.npz"), **store)
     models = {}
     for name, size in MODELS.items():
@@ -93,8 +98,9 @@ def main(folder):
         models[name] = {"state": [[k, list(v.shape)] for k, v in model.state_dict().items()],
                         "params": sum(p.numel() for p in model.parameters()),
                         "input": size, "output": list(out.shape)}
-    with gzip.open(os.path.join(HERE, "reference_models.json.gz"), "wt") as f:
-        json.dump(models, f)
+    with open(os.path.join(HERE, "reference_models.json.gz"), "wb") as raw:
+        with gzip.GzipFile(fileobj=raw, mode="wb", mtime=0) as f:      # reproducible bytes
+            f.write(json.dumps(models).encode())
 
 
 if __name__ == "__main__":

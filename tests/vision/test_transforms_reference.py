@@ -85,3 +85,16 @@ def test_every_augmentation_operation_matches_torchvision():
                 _flatten(out, "x", kind, got)
                 _compare(key, got["x"], REF[f"{key}/{image_name}/{'u8' if kind == 'np' else kind}"],
                          "u8" if kind == "np" else kind)
+
+
+def test_make_grid_matches_torchvision(tmp_path):
+    from nn.vision import utils
+    batch = np.random.default_rng(5).normal(size=(5, 1, 4, 3)).astype(np.float32)
+    for k, kwargs in enumerate(transform_cases.GRID_CASES):
+        got = utils.make_grid(nn.from_numpy(batch), **kwargs).numpy()
+        np.testing.assert_allclose(got, REF[f"grid/{k}"], rtol=1e-6, atol=1e-6)
+    utils.save_image(nn.from_numpy(np.clip(batch, 0, 1)), tmp_path / "grid.png", nrow=5)
+    saved = np.asarray(PIL.open(tmp_path / "grid.png"))
+    expected = utils.make_grid(nn.from_numpy(np.clip(batch, 0, 1)), nrow=5).numpy()
+    np.testing.assert_array_equal(saved, np.clip(expected * 255 + 0.5, 0, 255)
+                                  .astype(np.uint8).transpose(1, 2, 0))

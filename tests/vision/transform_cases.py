@@ -70,3 +70,8 @@ def _case_table():
 CASES = _case_table()
 # PIL applies the colour ops differently for float images, and uint8-only ones refuse floats
 UINT8_ONLY = {"posterize", "equalize"}
+
+# torchvision.utils.make_grid's settings compared (on a (5, 1, 4, 3) float batch)
+GRID_CASES = [{}, {"nrow": 2, "padding": 1, "pad_value": 0.5}, {"normalize": True},
+              {"normalize": True, "scale_each": True, "nrow": 3},
+              {"normalize": True, "value_range": (-1.0, 1.0), "padding": 0}]
