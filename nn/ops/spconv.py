@@ -43,7 +43,6 @@ def gather_gemm(x, weight, gather, offset, *, transpose_w=False):
     else:
         n_out, kv, n_in = (d.value for d in weight.shape)
     bn, n_pad = _cols(n_out)
-    dt = x.dtype
 
     def fpack(k, xo, c, xi):
         col = te.min(xo * bn + xi, n_out - 1) if n_pad != n_out else xo * bn + xi
@@ -54,7 +53,6 @@ def gather_gemm(x, weight, gather, offset, *, transpose_w=False):
     acc = te.compute((tiles, ROWS, n_pad), lambda t, r, o: te.sum(
         x[gather[t, r], c] * pack[offset[t], o // bn, c, o % bn], axis=c),
         name="spconv.acc", tag="spconv_acc", attrs={"cols": bn})
-    del dt
     return te.compute((tiles, ROWS, n_out), lambda t, r, o: acc[t, r, o],
                       name="spconv_gemm", tag="spconv_gemm")
 
@@ -117,7 +115,7 @@ def maxpool_backward(x, y, g, pair_out, slots):
     return te.compute(x.shape, body, name="spconv_maxpool_grad", tag="spconv_segment")
 
 
-def weight_grad(x, g, pair_in, pair_out, chunks, *, kv):
+def weight_grad(x, g, pair_in, pair_out, chunks):
     """(Cout, K, Cin) weight gradient: ``pair_in`` / ``pair_out`` (Q * CHUNK,) index ``x``
     (N, Cin) and ``g`` (M, Cout) (negative: padding); ``chunks`` (K, J) lists the chunk
     numbers of each offset (negative: none)."""
@@ -144,6 +142,5 @@ def weight_grad(x, g, pair_in, pair_out, chunks, *, kv):
         q = chunks[k, j]
         return te.sum(te.select(q >= 0, part[te.max(te.min(q, lastq), 0), o, c],
                                 te.const(0, dt)), axis=j)
-    del kv
     return te.compute((n_out, chunks.shape[0], n_in), fsum, name="spconv_wgrad",
                       tag="spconv_wgrad")

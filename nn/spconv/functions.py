@@ -108,7 +108,7 @@ def conv_weight_grad(x, g, w_shape, book):
     chunks = book.chunks
     return _run(ops.weight_grad, [x, g, book.pair_in, book.pair_out, chunks],
                 [("N", n_in), ("M", n_out), ("P",), ("P",), (kv, chunks.shape[1])],
-                w_shape, kv=kv)
+                w_shape)
 
 
 class SparseConvolution(Op):
