@@ -12,7 +12,7 @@ from ..quantized.functional import requantize  # noqa: F401
 from ..quantized.kernels import quantize_multiplier  # noqa: F401
 from .observer import *  # noqa: F401,F403
 from .observer import __all__ as _observer_all
-from .histogram import HistogramObserver  # noqa: F401
+from .histogram import HistogramObserver, default_histogram_observer  # noqa: F401
 from .fake_quantize import *  # noqa: F401,F403
 from .fake_quantize import __all__ as _fake_quantize_all
 from .qconfig import *  # noqa: F401,F403
@@ -25,6 +25,7 @@ from .quantization_mappings import __all__ as _mappings_all
 from .quantize import *  # noqa: F401,F403
 from .quantize import __all__ as _quantize_all
 
-__all__ = (["requantize", "quantize_multiplier", "HistogramObserver", "QuantStub",
+__all__ = (["requantize", "quantize_multiplier", "HistogramObserver",
+            "default_histogram_observer", "QuantStub",
             "DeQuantStub", "QuantWrapper"] + _observer_all
            + _fake_quantize_all + _qconfig_all + _fuse_all + _mappings_all + _quantize_all)

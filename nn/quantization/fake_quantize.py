@@ -27,6 +27,9 @@ __all__ = ["fake_quantize_per_tensor_affine", "fake_quantize_per_channel_affine"
            "FakeQuantizeBase", "FakeQuantize", "FusedMovingAvgObsFakeQuantize",
            "FixedQParamsFakeQuantize", "default_fixed_qparams_range_0to1_fake_quant",
            "default_fixed_qparams_range_neg1to1_fake_quant",
+           "default_symmetric_fixed_qparams_fake_quant", "default_affine_fixed_qparams_fake_quant",
+           "fused_wt_fake_quant_range_neg_127_to_127",
+           "fused_per_channel_wt_fake_quant_range_neg_127_to_127", "default_histogram_fake_quant",
            "default_fake_quant", "default_weight_fake_quant",
            "default_per_channel_weight_fake_quant", "default_fused_act_fake_quant",
            "default_fused_wt_fake_quant", "default_fused_per_channel_wt_fake_quant",
@@ -394,3 +397,20 @@ default_fixed_qparams_range_neg1to1_fake_quant = FixedQParamsFakeQuantize.with_a
     observer=default_fixed_qparams_range_neg1to1_observer)
 default_fixed_qparams_range_0to1_fake_quant = FixedQParamsFakeQuantize.with_args(
     observer=default_fixed_qparams_range_0to1_observer)
+default_symmetric_fixed_qparams_fake_quant = default_fixed_qparams_range_neg1to1_fake_quant
+default_affine_fixed_qparams_fake_quant = default_fixed_qparams_range_0to1_fake_quant
+fused_wt_fake_quant_range_neg_127_to_127 = FusedMovingAvgObsFakeQuantize.with_args(
+    observer=MovingAverageMinMaxObserver, quant_min=-127, quant_max=127, dtype=qint8,
+    qscheme=per_tensor_symmetric, eps=2 ** -12)
+fused_per_channel_wt_fake_quant_range_neg_127_to_127 = FusedMovingAvgObsFakeQuantize.with_args(
+    observer=MovingAveragePerChannelMinMaxObserver, quant_min=-127, quant_max=127,
+    dtype=qint8, qscheme=per_channel_symmetric, eps=2 ** -12)
+
+
+def _histogram_fake_quant():
+    from .histogram import HistogramObserver
+    return FakeQuantize.with_args(observer=HistogramObserver, quant_min=0, quant_max=255,
+                                  dtype=quint8, qscheme=per_tensor_affine, reduce_range=True)
+
+
+default_histogram_fake_quant = _histogram_fake_quant()

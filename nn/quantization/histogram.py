@@ -16,7 +16,7 @@ import numpy as np
 from ..quantized.dtypes import per_tensor_affine, quint8
 from .observer import F32_EPS, UniformQuantizationObserverBase, _f32, _host, _is_per_tensor
 
-__all__ = ["HistogramObserver", "histc"]
+__all__ = ["HistogramObserver", "histc", "default_histogram_observer"]
 
 _F32 = np.float32
 
@@ -204,3 +204,6 @@ class HistogramObserver(UniformQuantizationObserverBase):
 
     def extra_repr(self):
         return f"min_val={self.min_val}, max_val={self.max_val}"
+
+
+default_histogram_observer = HistogramObserver.with_args(quant_min=0, quant_max=127)

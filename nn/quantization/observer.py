@@ -31,7 +31,10 @@ __all__ = ["ObserverBase", "UniformQuantizationObserverBase", "MinMaxObserver",
            "MovingAveragePerChannelMinMaxObserver", "PlaceholderObserver", "NoopObserver",
            "FixedQParamsObserver", "RecordingObserver", "default_debug_observer",
            "default_fixed_qparams_range_neg1to1_observer",
-           "default_fixed_qparams_range_0to1_observer",
+           "default_fixed_qparams_range_0to1_observer", "ReuseInputObserver",
+           "default_reuse_input_observer", "weight_observer_range_neg_127_to_127",
+           "per_channel_weight_observer_range_neg_127_to_127",
+           "default_symmetric_fixed_qparams_observer", "default_affine_fixed_qparams_observer",
            "default_observer", "default_weight_observer", "default_per_channel_weight_observer",
            "default_placeholder_observer", "calculate_qmin_qmax", "get_observer_state_dict",
            "load_observer_state_dict"]
@@ -433,16 +436,37 @@ class RecordingObserver(ObserverBase):
         return self.tensor_val
 
 
+class ReuseInputObserver(ObserverBase):
+    """Marks an output that reuses its input's observer (PyTorch's FX-mode marker); records
+    nothing."""
+
+    def __init__(self):
+        super().__init__(quint8, is_dynamic=False)
+
+    def forward(self, x):
+        return x
+
+    def calculate_qparams(self):
+        raise Exception("calculate_qparams should not be called for ReuseInputObserver")
+
+
 default_observer = MinMaxObserver.with_args(quant_min=0, quant_max=127)
 default_placeholder_observer = PlaceholderObserver
 default_weight_observer = MinMaxObserver.with_args(dtype=qint8, qscheme=per_tensor_symmetric)
 default_per_channel_weight_observer = PerChannelMinMaxObserver.with_args(
     dtype=qint8, qscheme=per_channel_symmetric)
 default_debug_observer = RecordingObserver
+default_reuse_input_observer = ReuseInputObserver
+weight_observer_range_neg_127_to_127 = MinMaxObserver.with_args(
+    dtype=qint8, qscheme=per_tensor_symmetric, quant_min=-127, quant_max=127, eps=2 ** -12)
+per_channel_weight_observer_range_neg_127_to_127 = PerChannelMinMaxObserver.with_args(
+    dtype=qint8, qscheme=per_channel_symmetric, quant_min=-127, quant_max=127, eps=2 ** -12)
 default_fixed_qparams_range_neg1to1_observer = FixedQParamsObserver.with_args(
     scale=2.0 / 256.0, zero_point=128, dtype=quint8, quant_min=0, quant_max=255)
 default_fixed_qparams_range_0to1_observer = FixedQParamsObserver.with_args(
     scale=1.0 / 256.0, zero_point=0, dtype=quint8, quant_min=0, quant_max=255)
+default_symmetric_fixed_qparams_observer = default_fixed_qparams_range_neg1to1_observer
+default_affine_fixed_qparams_observer = default_fixed_qparams_range_0to1_observer
 
 
 def get_observer_state_dict(mod):

@@ -13,12 +13,13 @@ from .fake_quantize import (FakeQuantize, FusedMovingAvgObsFakeQuantize,
                             default_fused_wt_fake_quant, default_per_channel_weight_fake_quant,
                             default_weight_fake_quant)
 from .histogram import HistogramObserver
-from .observer import (MovingAverageMinMaxObserver, default_observer,
-                       default_per_channel_weight_observer, default_weight_observer)
+from .observer import (MovingAverageMinMaxObserver, _PartialWrapper, default_debug_observer,
+                       default_observer, default_per_channel_weight_observer,
+                       default_weight_observer)
 
 __all__ = ["QConfig", "default_qconfig", "default_per_channel_qconfig", "default_qat_qconfig",
            "default_qat_qconfig_v2", "get_default_qconfig", "get_default_qat_qconfig",
-           "BACKENDS"]
+           "BACKENDS", "qconfig_equals", "default_debug_qconfig"]
 
 BACKENDS = ("fbgemm", "x86", "qnnpack", "onednn")
 
@@ -39,6 +40,8 @@ class QConfig(namedtuple("QConfig", ["activation", "weight"])):
 default_qconfig = QConfig(activation=default_observer, weight=default_weight_observer)
 default_per_channel_qconfig = QConfig(activation=default_observer,
                                       weight=default_per_channel_weight_observer)
+default_debug_qconfig = QConfig(weight=default_weight_observer,
+                                activation=default_debug_observer)
 default_qat_qconfig = QConfig(activation=default_fake_quant, weight=default_weight_fake_quant)
 default_qat_qconfig_v2 = QConfig(activation=default_fused_act_fake_quant,
                                  weight=default_fused_wt_fake_quant)
@@ -82,3 +85,25 @@ def get_default_qat_qconfig(backend="x86", version=1):
     if backend != "onednn":
         act["reduce_range"] = True
     return QConfig(activation=fq.with_args(**act), weight=weight)
+
+
+def _ctr_equals(a, b):
+    """Observer constructors compared as PyTorch's: ``with_args`` partials by their class,
+    positional and keyword arguments (a nested ``observer=`` compared the same way)."""
+    if not (isinstance(a, _PartialWrapper) and isinstance(b, _PartialWrapper)):
+        return a == b
+    ka, kb = dict(a.p.keywords), dict(b.p.keywords)
+    same = True
+    if "observer" in ka and "observer" in kb:
+        same = _ctr_equals(ka.pop("observer"), kb.pop("observer"))
+    return same and ka == kb and a.p.func == b.p.func and a.p.args == b.p.args
+
+
+def qconfig_equals(q1, q2):
+    """True when two qconfigs make the same observers (PyTorch's ``qconfig_equals``)."""
+    if q1 is None or q2 is None:
+        return q1 == q2
+    try:
+        return _ctr_equals(q1.activation, q2.activation) and _ctr_equals(q1.weight, q2.weight)
+    except AttributeError:
+        return q1 == q2

@@ -30,7 +30,8 @@ from .quantization_mappings import (_get_special_act_post_process,
 from .stubs import DeQuantStub, QuantWrapper
 
 __all__ = ["propagate_qconfig_", "add_quant_dequant", "prepare", "prepare_qat", "convert",
-           "quantize", "quantize_qat", "swap_module", "is_activation_post_process"]
+           "quantize", "quantize_qat", "swap_module", "is_activation_post_process",
+           "default_eval_fn", "get_default_custom_config_dict"]
 
 
 def _is_fused(module):
@@ -217,6 +218,20 @@ def convert(module, mapping=None, inplace=False, remove_qconfig=True, is_referen
     if remove_qconfig:
         _remove_qconfig(module)
     return module
+
+
+def default_eval_fn(model, calib_data):
+    """Calibration by running ``model`` on the inputs of ``calib_data`` ((input, target)
+    pairs)."""
+    for data, _target in calib_data:
+        model(data)
+
+
+def get_default_custom_config_dict():
+    """PyTorch's custom-module configuration: nn has no quantizable LSTM / attention yet, so
+    there are no custom module classes."""
+    return {"float_to_observed_custom_module_class": {},
+            "observed_to_quantized_custom_module_class": {}}
 
 
 def quantize(model, run_fn, run_args, mapping=None, inplace=False):

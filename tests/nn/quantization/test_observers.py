@@ -212,3 +212,31 @@ def test_histogram_observer_ignores_inf_as_torch():
     observe(ours, theirs, [x, x * 2])
     np.testing.assert_array_equal(ours.histogram.numpy(), theirs.histogram.numpy())
     assert_same_qparams(ours, theirs)
+
+
+@pytest.mark.parametrize("name", ["default_histogram_observer",
+                                  "weight_observer_range_neg_127_to_127",
+                                  "per_channel_weight_observer_range_neg_127_to_127",
+                                  "default_histogram_fake_quant",
+                                  "fused_wt_fake_quant_range_neg_127_to_127",
+                                  "fused_per_channel_wt_fake_quant_range_neg_127_to_127",
+                                  "default_symmetric_fixed_qparams_fake_quant",
+                                  "default_affine_fixed_qparams_observer"])
+def test_more_defaults_match_torch(name):
+    ours, theirs = getattr(nq, name)(), getattr(tq, name)()
+    assert type(ours).__name__ == type(theirs).__name__
+    assert (ours.quant_min, ours.quant_max) == (theirs.quant_min, theirs.quant_max)
+    x = batches(3, 1, (4, 6))[0]
+    observe(ours, theirs, [x, x * 3])
+    if hasattr(theirs, "eps"):
+        assert ours.eps.tolist() == theirs.eps.tolist()
+    assert_same_qparams(ours, theirs)
+
+
+def test_qconfig_equals_as_torch():
+    assert nq.qconfig_equals(nq.get_default_qconfig("x86"), nq.get_default_qconfig("fbgemm"))
+    assert tq.qconfig_equals(tq.get_default_qconfig("x86"), tq.get_default_qconfig("fbgemm"))
+    assert not nq.qconfig_equals(nq.get_default_qconfig("x86"),
+                                 nq.get_default_qconfig("qnnpack"))
+    assert nq.qconfig_equals(nq.get_default_qat_qconfig(), nq.get_default_qat_qconfig())
+    assert nq.qconfig_equals(None, None) and not nq.qconfig_equals(nq.default_qconfig, None)
