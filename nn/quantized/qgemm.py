@@ -91,6 +91,13 @@ class PackedWeight:
             self.per_channel = True
         self.out_channels = oc
 
+    def __getstate__(self):
+        """Copies (``copy.deepcopy`` of a converted model) leave the compiled kernels out:
+        they are found again in the build cache."""
+        state = dict(self.__dict__)
+        state.pop("_fns", None)
+        return state
+
     def epilogue(self, x_scale, out_scale, mode):
         """``(ich, fch)`` of ``nn.ops.quantized`` for an input of scale ``x_scale`` (the
         last few kept: a calibrated model calls with the same scales every time)."""

@@ -168,3 +168,17 @@ def test_embedding_from_float_with_a_per_row_observer():
     np.testing.assert_allclose(out, expected, rtol=1e-6, atol=1e-6)
     scales = w.q_per_channel_scales().numpy()[idx][..., None]
     assert np.all(np.abs(out - emb.weight.detach().numpy()[idx]) <= scales / 2 + 1e-6)
+
+
+def test_deepcopy_of_used_modules():
+    import copy
+    (c, lin), _ = _conv_and_linear()
+    x, _ = qx((1, 2, 5, 5), 0.02, 3)
+    y = c(x)
+    c2 = copy.deepcopy(c)
+    np.testing.assert_array_equal(c2(x).int_repr().numpy(), y.int_repr().numpy())
+    feats = nn.quantized.AdaptiveAvgPool2d((2, 3))(y)[:, 0]         # (1, 2, 3)
+    z = lin(feats.flatten(1))
+    lin2 = copy.deepcopy(lin)
+    np.testing.assert_array_equal(lin2(feats.flatten(1)).int_repr().numpy(),
+                                  z.int_repr().numpy())
