@@ -81,3 +81,8 @@ def test_dataset_and_model_errors(tmp_path):
         models.mobilenet_v2(weights="DEFAULT")
     with pytest.raises(ValueError, match="Unknown model"):
         models.get_model("resnet9000")
+
+
+def test_alias_import_of_a_missing_module_names_it():
+    with pytest.raises(ModuleNotFoundError, match="nn.no_such_module"):
+        import nn.nn.no_such_module  # noqa: F401

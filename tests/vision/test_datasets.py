@@ -208,3 +208,22 @@ def test_fake_data_is_repeatable():
         ds[5]
     gray = datasets.FakeData(2, (1, 4, 4))[0][0]
     assert gray.mode == "L"
+
+
+def test_cifar_archive_present_is_extracted_with_download_true(tmp_path):
+    import tarfile
+    rng = np.random.default_rng(3)
+    src = tmp_path / "src" / "cifar-10-batches-py"
+    src.mkdir(parents=True)
+    for name in ["data_batch_%d" % i for i in range(1, 6)] + ["test_batch"]:
+        entry, _, _ = _cifar_batch(2, "labels", rng, False)
+        (src / name).write_bytes(pickle.dumps(entry))
+    (src / "batches.meta").write_bytes(pickle.dumps({"label_names": list("abcdefghij")}))
+    root = tmp_path / "root"
+    root.mkdir()
+    with tarfile.open(root / "cifar-10-python.tar.gz", "w:gz") as tar:
+        tar.add(src, arcname="cifar-10-batches-py")
+    with pytest.raises(RuntimeError, match="cifar-10-python.tar.gz"):
+        datasets.CIFAR10(root)                       # download=False: not extracted
+    ds = datasets.CIFAR10(root, train=False, download=True)
+    assert len(ds) == 2 and ds.classes == list("abcdefghij")

@@ -180,3 +180,15 @@ def test_trivial_augment_changes_most_images_and_keeps_kind():
     assert changed >= 40      # Identity is 1 of 14 ops; a few others can be no-ops
     t = T.RandAugment()(nn.from_numpy(HWC.transpose(2, 0, 1).copy()))
     assert t.shape == (3, 20, 24) and t.dtype == "uint8"
+
+
+def test_batched_tensors_transform_image_by_image():
+    batch = nn.from_numpy(RNG.integers(0, 256, (2, 3, 12, 14), dtype=np.uint8))
+    ops = [lambda x: F.resize(x, [7, 9]), lambda x: F.rotate(x, 17.0, fill=[1.0, 2.0, 3.0]),
+           lambda x: F.adjust_hue(x, 0.1), lambda x: F.equalize(x), lambda x: F.pad(x, 2),
+           lambda x: F.center_crop(x, 8), lambda x: F.adjust_sharpness(x, 2.0),
+           lambda x: F.affine(x, 5.0, [1, 2], 1.1, [3.0, 0.0])]
+    for op in ops:
+        whole = op(batch).numpy()
+        for k in range(2):
+            np.testing.assert_array_equal(whole[k], op(batch[k]).numpy())

@@ -10,6 +10,7 @@ from __future__ import annotations
 import codecs
 import os
 import pickle
+import tarfile
 
 import numpy as np
 
@@ -95,6 +96,10 @@ class CIFAR10(VisionDataset):
         super().__init__(root, transform=transform, target_transform=target_transform)
         self.train = train
         folder = os.path.join(self.root, self.base_folder)
+        archive = os.path.join(self.root, os.path.basename(self.url))
+        if download and not os.path.isdir(folder) and os.path.isfile(archive):
+            with tarfile.open(archive, "r:gz") as tar:      # the archive torchvision fetches
+                tar.extractall(self.root, filter="data")     # no links out, no odd members
         names = self.train_list if train else self.test_list
         missing = [n for n in names + [self.meta["filename"]]
                    if not os.path.isfile(os.path.join(folder, n))]
@@ -103,7 +108,9 @@ class CIFAR10(VisionDataset):
                      "assumed):" if download else "")
             raise DatasetNotFoundError(
                 f"{type(self).__name__}:{extra} place {', '.join(missing)} in "
-                f"{os.path.abspath(folder)}/ (extract {self.url} under {self.root})")
+                f"{os.path.abspath(folder)}/ (or {os.path.basename(self.url)} in {self.root} "
+                f"with download=True: it is extracted, as torchvision does after downloading "
+                f"{self.url})")
         data, targets = [], []
         for name in names:
             entry = load_batch(os.path.join(folder, name))
