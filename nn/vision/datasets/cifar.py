@@ -1,9 +1,9 @@
 """CIFAR-10 and CIFAR-100 from their "python version" batches (``root/cifar-10-batches-py/``,
 ``root/cifar-100-python/``), read with a restricted unpickler: the batches are pickles, and a
 pickle can name any callable, so only what a batch needs is allowed (numpy's array
-reconstruction (pickle protocols 2-5) with non-object dtypes, latin-1 byte strings, and pickle's own dicts, lists,
-strings, numbers); any other global in the file raises ``pickle.UnpicklingError`` before
-anything runs.
+reconstruction, pickle protocols 2-5, with non-object dtypes; latin-1 byte strings; pickle's
+own dicts, lists, strings, numbers); any other global in the file raises
+``pickle.UnpicklingError`` before anything runs.
 """
 from __future__ import annotations
 

@@ -76,7 +76,8 @@ def _builder(name, cfg, batch_norm):
         handle_weights(name, weights, kwargs)
         return VGG(make_layers(CFGS[cfg], batch_norm), **kwargs)
     build.__name__ = build.__qualname__ = name
-    build.__doc__ = f"VGG-{name[3:5]} (configuration {cfg}){' with batch norm' if batch_norm else ''}."
+    norm = " with batch norm" if batch_norm else ""
+    build.__doc__ = f"VGG-{name[3:5]} (configuration {cfg}){norm}."
     return build, weights_enum
 
 
