@@ -12,6 +12,8 @@ An operator with nothing to compute (no sites, no pairs) returns zeros without a
 """
 from __future__ import annotations
 
+import threading
+
 import numpy as np
 
 from nn.ops import spconv as ops
@@ -21,7 +23,7 @@ from ..device import CUDA, host, is_gpu, move, of
 from ..functions.base import Op, Tensor, _gpu_kernel, kernel_calls
 from ..tensor import dtype_name
 
-__all__ = ["sparse_conv", "sparse_maxpool", "to_dense", "gather_rows"]
+__all__ = ["sparse_conv", "sparse_maxpool", "to_dense", "gather_rows", "empty_cache"]
 
 
 def _run(declare, arrays, shapes, out_shape, scratch=False, **params):
@@ -39,18 +41,25 @@ def _run(declare, arrays, shapes, out_shape, scratch=False, **params):
     return out
 
 
-_SCRATCH = {}
+_SCRATCH = threading.local()       # per thread: kernels release the GIL
 
 
 def _scratch(shape, dtype):
     """A reused buffer for the products between the GEMM and the scatter: a fresh array of
-    that size (pairs x channels, often hundreds of MB) costs its page faults on every call."""
+    that size (pairs x channels, often hundreds of MB) costs its page faults on every call.
+    It grows to the largest size used; ``empty_cache()`` frees it."""
     size = int(np.prod(shape))
-    buf = _SCRATCH.get(np.dtype(dtype).name)
+    buffers = _SCRATCH.__dict__
+    buf = buffers.get(np.dtype(dtype).name)
     if buf is None or buf.size < size:
         buf = np.empty(max(size, 1), dtype)
-        _SCRATCH[np.dtype(dtype).name] = buf
+        buffers[np.dtype(dtype).name] = buf
     return buf[:size].reshape(shape)
+
+
+def empty_cache():
+    """Free this thread's buffer of products (it is allocated again when needed)."""
+    _SCRATCH.__dict__.clear()
 
 
 def _host(t):

@@ -220,3 +220,20 @@ def test_state_dict_ports_from_spconv():
     ours.load_state_dict({k: nn.tensor(v.detach().numpy()) for k, v in
                           theirs.state_dict().items()})
     np.testing.assert_array_equal(ours.weight.detach().numpy(), theirs.weight.detach().numpy())
+
+
+def test_rulebook_needs_no_dense_grid():
+    """A grid of 2 x 41 x 1600 x 1408 cells (a dense int32 map of it: 740 MB) with 3000
+    active sites: the rulebooks of a submanifold and a strided layer take a few MB."""
+    import tracemalloc
+    rng = np.random.default_rng(4)
+    shape = [41, 1600, 1408]
+    idx = random_sites(rng, 2, shape, 3000)
+    tracemalloc.start()
+    for subm, stride in ((True, 1), (False, 2)):
+        book, _ = sp.build_rulebook(idx, 2, shape, [3] * 3, [stride] * 3, [1] * 3, [1] * 3,
+                                    subm=subm)
+        assert book.num_pairs >= (idx.shape[0] if subm else 0) and book.seconds > 0
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert peak < 16 << 20, f"rulebook construction peaked at {peak / 2**20:.0f} MB"
