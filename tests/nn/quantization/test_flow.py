@@ -339,3 +339,35 @@ def test_qat_conv_bn_to_float_matches_torch():
         assert kind(mine)[0] == kind(ref)[0]
         for key, value in ref.state_dict().items():
             np.testing.assert_array_equal(mine.state_dict()[key].numpy(), value.numpy(), key)
+
+
+def test_issue_example_qat_trained_and_converted_matches_torch():
+    """prepare_qat, two SGD steps through the fake-quantized model, convert: the quantized
+    outputs agree with torch's doing the same."""
+    nn.manual_seed(9)
+    ours = Net().train()
+    theirs = twin(ours, TorchNet()).train()
+    for model, lib in ((ours, nq), (theirs, tq)):
+        model.qconfig = lib.get_default_qat_qconfig("x86")
+        lib.fuse_modules_qat(model, [["conv", "relu"]], inplace=True)
+        lib.prepare_qat(model, inplace=True)
+    opt = nn.optim.SGD(ours.parameters(), lr=0.1)
+    topt = torch.optim.SGD(theirs.parameters(), lr=0.1)
+    for step, x in enumerate(batches(20, 3, (4, 1, 8, 8))):
+        y, yt = ours(nn.tensor(x)), theirs(torch.from_numpy(x))
+        if step < 2:
+            opt.zero_grad()
+            topt.zero_grad()
+            (y * y).sum().backward()
+            (yt * yt).sum().backward()
+            opt.step()
+            topt.step()
+    for model, lib in ((ours, nq), (theirs, tq)):
+        model.eval()
+        lib.convert(model, inplace=True)
+    assert structure(ours) == structure(theirs)
+    x = batches(21, 1, (4, 1, 8, 8))[0]
+    caught = [capture(ours, "fc"), capture(theirs, "fc")]
+    ours(nn.tensor(x))
+    theirs(torch.from_numpy(x))
+    assert_within_one_lsb(*caught)
