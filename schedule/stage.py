@@ -397,9 +397,6 @@ class Stage:
         ``te.decl_tensor_intrin``); lowering checks that the nest computes the intrinsic's
         declaration (schedule/tensorize.py)."""
         self._leaf(var, "tensorize")
-        if isinstance(self.op, TensorComputeOp):
-            raise ScheduleError(f"tensorize on stage {self.name}: it is a tensor intrinsic's "
-                                "call already (te.compute(..., lambda i: intrin(...)))")
         if type(tensor_intrin).__name__ != "TensorIntrin":
             raise ScheduleError(f"tensorize on stage {self.name}, axis {var.var.name}: expected "
                                 f"a te.decl_tensor_intrin(...), got {tensor_intrin!r}")
