@@ -91,7 +91,8 @@ class FakeQuantizeAffine(Op):
         return grad, None, None, None, None, None
 
 
-def _values(v, dtype, what):
+def _values(v, dtype):
+    """A number, sequence or nn.Tensor as a flat numpy array of ``dtype``."""
     if isinstance(v, Tensor):
         v = v.detach().cpu().numpy()
     return np.asarray(v, dtype=dtype).reshape(-1)
@@ -117,8 +118,8 @@ def fake_quantize_per_tensor_affine(input, scale, zero_point, quant_min, quant_m
     what = "fake_quantize_per_tensor_affine"
     _check_input(input, what)
     _check_range(quant_min, quant_max, what)
-    scale = _values(scale, np.float32, what)
-    zero_point = _values(zero_point, np.int64, what)
+    scale = _values(scale, np.float32)
+    zero_point = _values(zero_point, np.int64)
     if scale.size != 1 or zero_point.size != 1:
         raise RuntimeError(f"{what}: scale and zero_point must hold one value each, got "
                            f"{scale.size} and {zero_point.size}")
@@ -139,8 +140,8 @@ def fake_quantize_per_channel_affine(input, scale, zero_point, axis, quant_min, 
     if not 0 <= axis < input.ndim:
         raise RuntimeError(f"{what}: `axis` must be between 0 and number of dimensions of "
                            f"input, got {axis}")
-    scale = _values(scale, np.float32, what)
-    zero_point = _values(zero_point, np.int64, what)
+    scale = _values(scale, np.float32)
+    zero_point = _values(zero_point, np.int64)
     channels = input.shape[axis]
     if scale.size != channels or zero_point.size != channels:
         raise RuntimeError(f"{what}: dimensions of scale and zero-point are not consistent "

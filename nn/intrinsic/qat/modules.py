@@ -127,9 +127,6 @@ class _ConvBnNd:
                 module.train(mode)
         return self
 
-    def extra_repr(self):
-        return super().extra_repr()
-
     @classmethod
     def from_float(cls, mod, use_precomputed_fake_quant=False):
         if type(mod) is not cls._FLOAT_MODULE:
