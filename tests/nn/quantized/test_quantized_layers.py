@@ -182,3 +182,30 @@ def test_deepcopy_of_used_modules():
     lin2 = copy.deepcopy(lin)
     np.testing.assert_array_equal(lin2(feats.flatten(1)).int_repr().numpy(),
                                   z.int_repr().numpy())
+
+
+def _rewrite_header(raw, edit):
+    """A checkpoint's bytes with its JSON header changed by ``edit`` (checksum redone)."""
+    import json
+    import struct
+    import zlib
+    prefix = struct.Struct("<8sQI")
+    magic, n, _ = prefix.unpack_from(raw)
+    header = json.loads(raw[prefix.size:prefix.size + n])
+    edit(header["object"])
+    text = json.dumps(header, separators=(",", ":")).encode()
+    return prefix.pack(magic, len(text), zlib.crc32(text)) + text + raw[prefix.size + n:]
+
+
+@pytest.mark.parametrize("edit,match", [
+    (lambda o: o.update(scale=(-1.0).hex()), "scale"),
+    (lambda o: o.update(zero_point=300), "zero_point 300 is above"),
+    (lambda o: o.update(qdtype="quint4"), "unknown quantized dtype"),
+])
+def test_damaged_quantized_tensor_in_a_checkpoint_is_refused(edit, match):
+    q = nn.quantize_per_tensor(nn.Tensor(np.ones(3, "float32")), 0.1, 5, nn.quint8)
+    buf = io.BytesIO()
+    nn.save(q, buf)
+    bad = _rewrite_header(buf.getvalue(), edit)
+    with pytest.raises(nn.CheckpointError, match=match):
+        nn.load(io.BytesIO(bad))
