@@ -12,6 +12,7 @@ variables: one build serves every point cloud of the same channels and kernel vo
                          the same result on every run
     wgrad[o, k, c]     = sum over the pairs of offset k of dY[out_p, o] * X[in_p, c]
                          in chunks of ``CHUNK`` pairs, then the chunks of each offset added
+                         (in groups of ``GROUP``, then the groups)
 
 The feature gradient is the forward product run on the reversed rulebook with the weights
 transposed (``transpose_w``). Max pooling takes the maximum over the same slots.
@@ -23,9 +24,10 @@ import te
 ROWS = 8            # pairs per tile: the register tile's rows (as nn/ops/cpu_matmul.py's)
 BN = 32             # its columns: two 16-lane AVX-512 vectors of float32
 CHUNK = 64          # pairs per partial weight gradient; a multiple of ROWS
+GROUP = 32          # partial weight gradients added per group (the first of two levels)
 
 __all__ = ["gather_gemm", "segment_sum", "segment_max", "maxpool_backward", "weight_grad",
-           "ROWS", "CHUNK"]
+           "ROWS", "CHUNK", "GROUP"]
 
 
 def _cols(n):
@@ -115,10 +117,13 @@ def maxpool_backward(x, y, g, pair_out, slots):
     return te.compute(x.shape, body, name="spconv_maxpool_grad", tag="spconv_segment")
 
 
-def weight_grad(x, g, pair_in, pair_out, chunks):
+def weight_grad(x, g, pair_in, pair_out, groups, offset_groups):
     """(Cout, K, Cin) weight gradient: ``pair_in`` / ``pair_out`` (Q * CHUNK,) index ``x``
-    (N, Cin) and ``g`` (M, Cout) (negative: padding); ``chunks`` (K, J) lists the chunk
-    numbers of each offset (negative: none)."""
+    (N, Cin) and ``g`` (M, Cout) (negative: padding). The chunk products are added in groups
+    of at most ``GROUP`` chunks of one offset (``groups`` (S, GROUP): chunk numbers), then
+    the groups of each offset (``offset_groups`` (K, W): group numbers); negative: none. Two
+    levels, so that an offset with many chunks (the centre of a submanifold convolution) does
+    not make every offset's sum as long as its own."""
     n_in, n_out = x.shape[1].value, g.shape[1].value
     dt = x.dtype
     nchunk = pair_in.shape[0] // CHUNK
@@ -134,13 +139,18 @@ def weight_grad(x, g, pair_in, pair_out, chunks):
                      tag="spconv_wgrad_acc")
     part = te.compute(acc.shape, lambda q, o, c: acc[q, o, c], name="spconv_wgrad.part",
                       tag="spconv_wgrad_part")
-    width = chunks.shape[1].value
-    j = te.reduce_axis((0, width), name="j")
-    lastq = nchunk - 1
 
-    def fsum(o, k, c):
-        q = chunks[k, j]
-        return te.sum(te.select(q >= 0, part[te.max(te.min(q, lastq), 0), o, c],
-                                te.const(0, dt)), axis=j)
-    return te.compute((n_out, chunks.shape[0], n_in), fsum, name="spconv_wgrad",
-                      tag="spconv_wgrad")
+    def masked_sum(table, src, name, tag):
+        """For each row s of ``table``, the sum of the ``src`` rows it lists."""
+        j = te.reduce_axis((0, table.shape[1]), name="j")
+        last = src.shape[0] - 1
+
+        def body(row, o, c):
+            q = table[row, j]
+            return te.sum(te.select(q >= 0, src[te.max(te.min(q, last), 0), o, c],
+                                    te.const(0, dt)), axis=j)
+        return te.compute((table.shape[0], n_out, n_in), body, name=name, tag=tag)
+    grouped = masked_sum(groups, part, "spconv_wgrad.groups", "spconv_wgrad_groups")
+    total = masked_sum(offset_groups, grouped, "spconv_wgrad.sum", "spconv_wgrad_sum")
+    return te.compute((n_out, offset_groups.shape[0], n_in), lambda o, k, c: total[k, o, c],
+                      name="spconv_wgrad", tag="spconv_wgrad")

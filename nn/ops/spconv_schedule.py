@@ -113,28 +113,33 @@ def schedule_segment(out):
 
 
 def schedule_weight_grad(out):
-    """Chunk products in parallel (each a ``Cout x Cin`` register-sized accumulation over
-    ``CHUNK`` pairs), then the chunks of each offset added, in order."""
+    """Chunk products in parallel (each ``ROWS x Cin`` block of one an accumulation in
+    registers over the chunk's ``CHUNK`` pairs), then the two levels of sums over chunks,
+    rows in parallel and channels as vector lanes."""
     s = te.create_schedule(out.op)
-    part = out.op.input_tensors()[0]
-    if part.op.tag != "spconv_wgrad_part":
-        part = next(t for t in out.op.input_tensors() if t.op.tag == "spconv_wgrad_part")
-    acc = part.op.input_tensors()[0]
+    stages = {}
+    todo = [out]
+    while todo:
+        t = todo.pop()
+        stages[t.op.tag] = t
+        todo += [u for u in t.op.input_tensors() if u.op.tag.startswith("spconv_wgrad")]
+    part, acc = stages["spconv_wgrad_part"], stages["spconv_wgrad_acc"]
     q, o, c = s[part].op.axis
     rows = min(ops.ROWS, o.dom.extent.value)
     oo, oi = s[part].split(o, factor=rows)
     s[part].parallel(q)
     s[part].pragma(q, "no_bound_check")
     s[part].vectorize(c)
-    # a rows x Cin block of the chunk's product accumulates in registers over its pairs
     s[acc].compute_at(s[part], oo)
     _, ao, ac = s[acc].op.axis
     (r,) = s[acc].op.reduce_axis
     s[acc].reorder(r, ao, ac)
     s[acc].unroll(ao)
     s[acc].vectorize(ac)
-    rows = _vector_rows(s, out)
-    s[out].pragma(rows, "no_bound_check")
+    for tag in ("spconv_wgrad_groups", "spconv_wgrad_sum"):
+        rows = _vector_rows(s, stages[tag])
+        s[stages[tag]].pragma(rows, "no_bound_check")
+    _vector_rows(s, out, parallel=False)
     return s
 
 

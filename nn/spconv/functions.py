@@ -114,9 +114,9 @@ def conv_weight_grad(x, g, w_shape, book):
     n_out, kv, n_in = w_shape
     if book.num_pairs == 0:
         return _zeros(w_shape, g)
-    chunks = book.chunks
-    return _run(ops.weight_grad, [x, g, book.pair_in, book.pair_out, chunks],
-                [("N", n_in), ("M", n_out), ("P",), ("P",), (kv, chunks.shape[1])],
+    groups, offset_groups = book.chunk_groups
+    return _run(ops.weight_grad, [x, g, book.pair_in, book.pair_out, groups, offset_groups],
+                [("N", n_in), ("M", n_out), ("P",), ("P",), ("S", ops.GROUP), (kv, "W")],
                 w_shape)
 
 

@@ -22,7 +22,7 @@ import time
 
 import numpy as np
 
-from nn.ops.spconv import CHUNK, ROWS
+from nn.ops.spconv import CHUNK, GROUP, ROWS
 
 __all__ = ["Rulebook", "check_indices", "conv_output_shape", "deconv_output_shape",
            "build_rulebook"]
@@ -178,12 +178,23 @@ class Rulebook:
         return _slot_table(self.pair_in, self.n_in)
 
     @functools.cached_property
-    def chunks(self):
-        """(K, J) chunk numbers of each offset's pairs (-1 past them)."""
-        width = max(int(self.chunk_counts.max()), 1)
-        j = np.arange(width)
-        table = self.chunk_starts[:, None] + j[None, :]
-        return np.where(j[None, :] < self.chunk_counts[:, None], table, -1).astype(np.int32)
+    def chunk_groups(self):
+        """(groups (S, GROUP), offset_groups (K, W)): the chunks of each offset in groups of
+        at most GROUP (chunk numbers), and the groups of each offset (-1 past them)."""
+        per_offset = -(-self.chunk_counts // GROUP)
+        first = np.concatenate([[0], np.cumsum(per_offset)[:-1]])
+        total = int(per_offset.sum())
+        k = np.repeat(np.arange(self.kv), per_offset)
+        nth = np.arange(total) - first[k]                   # the group's place in its offset
+        start = self.chunk_starts[k] + nth * GROUP
+        left = self.chunk_counts[k] - nth * GROUP
+        j = np.arange(GROUP)
+        groups = np.where(j[None, :] < left[:, None], start[:, None] + j[None, :], -1)
+        width = max(int(per_offset.max()), 1)
+        m = np.arange(width)
+        offset_groups = np.where(m[None, :] < per_offset[:, None], first[:, None] + m[None, :],
+                                 -1)
+        return groups.astype(np.int32), offset_groups.astype(np.int32)
 
 
 def build_rulebook(indices, batch_size, spatial_shape, ksize, stride, padding, dilation,
