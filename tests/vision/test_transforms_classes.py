@@ -192,3 +192,28 @@ def test_batched_tensors_transform_image_by_image():
         whole = op(batch).numpy()
         for k in range(2):
             np.testing.assert_array_equal(whole[k], op(batch[k]).numpy())
+
+
+def test_augmentation_choices_are_uniform(monkeypatch):
+    from nn.vision.transforms import autoaugment
+    nn.manual_seed(0)
+    counts = np.bincount([T.AutoAugment.get_params(25)[0] for _ in range(2500)], minlength=25)
+    assert counts.min() > 100 - 4 * 10 and counts.max() < 100 + 4 * 10   # binomial, 4 sigma
+    seen = []
+    monkeypatch.setattr(autoaugment, "apply_op",
+                        lambda img, op, magnitude, interpolation, fill: seen.append(
+                            (op, magnitude)) or img)
+    for _ in range(1400):
+        T.TrivialAugmentWide()(HWC)
+    ops = {}
+    for op, magnitude in seen:
+        ops.setdefault(op, []).append(magnitude)
+    assert len(ops) == 14 and all(60 < len(v) < 140 for v in ops.values())   # 100 each
+    rotate = np.array(ops["Rotate"])
+    assert rotate.min() >= -135 and rotate.max() <= 135 and (rotate < 0).any()
+    seen.clear()
+    for _ in range(200):
+        T.RandAugment(num_ops=2, magnitude=9)(HWC)
+    assert len(seen) == 400
+    shear = [abs(m) for op, m in seen if op == "ShearX"]
+    assert shear and np.allclose(shear, 0.3 * 9 / 30)               # bin 9 of 31 in [0, 0.3]
