@@ -13,10 +13,9 @@ spt = None
 
 
 def spconv_ref():
-    """spconv.pytorch, on one thread (its CPU build's scatter is not race-free with more).
-
-    spconv 2.3.8's backward asks torch for the current CUDA stream even on the CPU, which a
-    CPU-only torch refuses; the stream is unused there, so it gets 0."""
+    """spconv.pytorch (``run_spconv`` runs it on one thread: its CPU build's scatter-add is not
+    race-free on more). spconv 2.3.8's backward asks torch for the current CUDA stream even
+    on the CPU, which a CPU-only torch refuses; the stream is unused there, so it gets 0."""
     global spt
     if spt is None:
         import spconv.pytorch as module
@@ -26,7 +25,6 @@ def spconv_ref():
                 if hasattr(m, "get_current_stream"):
                     m.get_current_stream = lambda: 0
         spt = module
-    torch.set_num_threads(1)
     return spt
 
 
@@ -59,13 +57,18 @@ def run_ours(layers, idx, feats, shape, batch_size, grad_dense):
 
 def run_spconv(layers, idx, feats, shape, batch_size, grad_dense):
     ref = spconv_ref()
-    f = torch.tensor(feats, requires_grad=True)
-    x = ref.SparseConvTensor(f, torch.from_numpy(idx), shape, batch_size)
-    y = x
-    for layer in layers:
-        y = layer(y)
-    dense = y.dense()
-    (dense * torch.from_numpy(grad_dense)).sum().backward()
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        f = torch.tensor(feats, requires_grad=True)
+        x = ref.SparseConvTensor(f, torch.from_numpy(idx), shape, batch_size)
+        y = x
+        for layer in layers:
+            y = layer(y)
+        dense = y.dense()
+        (dense * torch.from_numpy(grad_dense)).sum().backward()
+    finally:
+        torch.set_num_threads(threads)
     return f, y, dense.detach().numpy()
 
 
