@@ -21,6 +21,7 @@ import torch
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
+import model_cases  # noqa: E402
 import transform_cases  # noqa: E402
 
 MODELS = {"alexnet": 64, "vgg11": 32, "vgg11_bn": 32, "vgg13": 32, "vgg13_bn": 32, "vgg16": 32,
@@ -98,6 +99,12 @@ def main(folder):
         models[name] = {"state": [[k, list(v.shape)] for k, v in model.state_dict().items()],
                         "params": sum(p.numel() for p in model.parameters()),
                         "input": size, "output": list(out.shape)}
+        if name == "resnet18":          # the forward itself, on deterministic weights
+            weights = model_cases.state(models[name]["state"])
+            model.load_state_dict({k: torch.from_numpy(v) for k, v in weights.items()})
+            with torch.no_grad():
+                y = model(torch.from_numpy(model_cases.image(size)))
+            models[name]["forward"] = [float(v) for v in y.reshape(-1)[:1000:7]]
     with open(os.path.join(HERE, "reference_models.json.gz"), "wb") as raw:
         with gzip.GzipFile(fileobj=raw, mode="wb", mtime=0) as f:      # reproducible bytes
             f.write(json.dumps(models).encode())

@@ -13,6 +13,8 @@ import pytest
 import nn
 from nn.vision import models
 
+import model_cases
+
 REF = json.load(gzip.open(os.path.join(os.path.dirname(__file__),
                                        "reference_models.json.gz"), "rt"))
 KNOWN_PARAMS = {"resnet18": 11_689_512, "resnet50": 25_557_032, "alexnet": 61_100_840,
@@ -73,6 +75,13 @@ def test_forward_shape_and_strict_load(name):
         out = model(x)
     assert list(out.shape) == ref["output"]
     assert np.isfinite(out.numpy()).all()
+    # the same deterministic weights and image give torchvision's logits
+    weights = model_cases.state(ref["state"])
+    model.load_state_dict({k: nn.from_numpy(v) for k, v in weights.items()}, strict=True)
+    with nn.no_grad():
+        logits = model(nn.from_numpy(model_cases.image(ref["input"])))
+    np.testing.assert_allclose(logits.numpy().reshape(-1)[:1000:7], ref["forward"],
+                               rtol=1e-4, atol=1e-4)
 
 
 def test_googlenet_defaults_as_torchvision(no_init):
