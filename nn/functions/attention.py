@@ -6,14 +6,14 @@ The math is PyTorch's reference implementation: scores ``q @ k^T * scale`` plus 
 float mask added, a bool mask's False positions and the causal triangle set to -inf),
 softmax over the keys, dropout, then the product with ``v``.
 
-On the CPU, float32 attention without dropout runs fused instead: one te kernel
+Float32 attention without dropout runs fused instead: one te kernel
 (``nn.ops.attention.flash_attention``, FlashAttention's online softmax, the L x S scores
 never in memory) and one for the backward, which recomputes the scores tile by tile
-(``FlashAttention``). The composed path stays for what the kernel does not cover
-(``_fused_unsupported`` names each case): dropout, dtypes other than float32, GPU tensors,
-a mask that needs a gradient or whose shape the kernel cannot index, batch axes that
-broadcast between q, k and v, empty sizes. A fully masked row gives 0 on the fused path
-(PyTorch's fused kernels too), NaN on the composed one (PyTorch's math backend too).
+(``FlashAttention``); on GPU tensors the kernels of nn/ops/attention_gpu.py. The composed
+path stays for what the kernels do not cover (``_fused_unsupported`` names each case):
+dropout, dtypes other than float32, tensors on different devices, a mask that needs a
+gradient or whose shape the kernel cannot index, batch axes that broadcast between q, k and
+v, empty sizes. A fully masked row gives 0 on the fused path (as PyTorch's SDPA on the CPU).
 """
 from __future__ import annotations
 
@@ -90,9 +90,10 @@ def _fused_unsupported(query, key, value, attn_mask, dropout_p):
         return "dtype"
     if attn_mask is not None and attn_mask.dtype not in ("bool", "float32"):
         return "mask dtype"
-    if any(is_gpu(t._data) for t in (query, key, value)) or \
-            (attn_mask is not None and is_gpu(attn_mask._data)):
-        return "gpu"
+    on_gpu = [is_gpu(t._data) for t in (query, key, value)] + \
+        ([] if attn_mask is None else [is_gpu(attn_mask._data)])
+    if any(on_gpu) and not all(on_gpu):
+        return "devices"
     if query.ndim < 3 or not (query.shape[:-2] == key.shape[:-2] == value.shape[:-2]):
         return "batch shapes"
     if 0 in tuple(query.shape) + tuple(key.shape) + tuple(value.shape):
@@ -143,18 +144,19 @@ def _additive_mask(mask, qshape, S):
     (Bm, Hm, S, Lm), contiguous."""
     Bm, Hm, Lm, Sm = _mask_layout(mask, qshape, S)
     if mask.dtype == "bool":
-        mask = zeros(*mask.shape, dtype="float32").masked_fill(mask.logical_not(),
-                                                               float("-inf"))
+        mask = zeros(*mask.shape, dtype="float32", device=mask.device).masked_fill(
+            mask.logical_not(), float("-inf"))
     m = mask.detach().reshape(Bm, Hm, Lm, Sm)
     if Sm != S:
         m = m.expand(Bm, Hm, Lm, S)
-    return contiguous_data(np.swapaxes(m.contiguous()._data, -1, -2))
+    return m.transpose(-1, -2).contiguous()._data
 
 
 def _layout(query, key, value):
     """"blhe" when q, k and v (B, H, L, E) are views of (B, L, H, E) arrays (the heads of a
-    projection, transposed), which the kernel then reads in place; "bhle" otherwise."""
-    if query.ndim == 4 and all(np.swapaxes(t._data, 1, 2).flags.c_contiguous
+    projection, transposed), which the kernel then reads in place; "bhle" otherwise (and on
+    the GPU)."""
+    if query.ndim == 4 and not is_gpu(query._data) and all(np.swapaxes(t._data, 1, 2).flags.c_contiguous
                                for t in (query, key, value)):
         return "blhe"
     return "bhle"
@@ -165,7 +167,7 @@ def _to_kernel(t, layout, B, H):
     n, w = t.shape[-2:]
     if layout == "blhe":
         return contiguous_data(np.swapaxes(t._data, 1, 2)).reshape(B, n, H * w)
-    return contiguous_data(t._data).reshape(B * H, n, w)
+    return t.detach().contiguous()._data.reshape(B * H, n, w)
 
 
 def _from_kernel(a, layout, shape):
@@ -174,6 +176,16 @@ def _from_kernel(a, layout, shape):
         B, H, n, w = shape
         return Tensor(a.reshape(B, n, H, w).swapaxes(1, 2))
     return Tensor(a.reshape(shape))
+
+
+def _build(declare, arrays, **params):
+    """The compiled ``declare`` for these arrays: the CPU kernel, or on GPU arrays its twin
+    of nn/ops/attention_gpu.py."""
+    shapes = [tuple(a.shape) for a in arrays]
+    if is_gpu(arrays[0]):
+        from nn.ops import attention_gpu
+        return attention_gpu.build(attention_gpu.TWINS[declare], shapes, **params)
+    return fused_ops.build(declare, shapes, **params)
 
 
 class FlashAttention(Op):
@@ -189,8 +201,7 @@ class FlashAttention(Op):
         q, k, v = (_to_kernel(t, layout, B, H) for t in (query, key, value))
         extra = [] if maskT is None else [maskT]
         params = dict(heads=H, causal=causal, scale=scale, layout=layout)
-        f = fused_ops.build(fused_ops.flash_attention,
-                            [q.shape, k.shape, v.shape] + [m.shape for m in extra], **params)
+        f = _build(fused_ops.flash_attention, [q, k, v] + extra, **params)
         out, lse = f(q, k, v, *extra)
         kernel_calls["flash_attention"] += 1
         ctx.arrays = (q, k, v, maskT, out, lse)
@@ -209,8 +220,7 @@ class FlashAttention(Op):
         do = _to_kernel(g, p["layout"], B, H)
         extra = [] if maskT is None else [maskT]
         args = [q, k, v] + extra + [do, out, lse]
-        f = fused_ops.build(fused_ops.flash_attention_backward, [a.shape for a in args],
-                            masked=maskT is not None, **p)
+        f = _build(fused_ops.flash_attention_backward, args, masked=maskT is not None, **p)
         grads = f(*args)[:3]
         kernel_calls["flash_attention_backward"] += 1
         need = ctx.needs_input_grad
@@ -226,7 +236,7 @@ class FlashAttention(Op):
         scores = linalg.matmul(q, k.transpose(-2, -1)) * p["scale"]
         if maskT is not None:
             B, H = _lead(q.shape)
-            m = tensor(np.ascontiguousarray(np.swapaxes(maskT, -1, -2)))
+            m = Tensor(maskT).transpose(-1, -2)
             scores = (scores.reshape(B, H, L, S) + m).reshape(scores.shape)
         if p["causal"]:
             scores = _bias_scores(scores, _causal_mask(L, S, scores.device))

@@ -219,9 +219,9 @@ def test_fallback_reasons_named():
     assert attn._fused_unsupported(t, t, t, None, 0.1) == "dropout"
     assert attn._fused_unsupported(t.double(), t.double(), t.double(), None, 0.0) == "dtype"
     assert attn._fused_unsupported(t, t, t, None, 0.0) is None
-    g = t.cuda()            # numba's simulator in the suite: GPU tensors take the composed
-    assert attn._fused_unsupported(g, g, g, None, 0.0) == "gpu"      # path (their values vs
-    # the fused CPU path: tests/nn/test_new_layers_gpu.py)
+    g = t.cuda()            # numba's simulator in the suite (GPU kernels: test_gpu_fused_*)
+    assert attn._fused_unsupported(g, g, g, None, 0.0) is None
+    assert attn._fused_unsupported(g, t, g, None, 0.0) == "devices"
 
 
 # ----------------------------------------------------------------------------- memory
