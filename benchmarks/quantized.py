@@ -1,6 +1,6 @@
 """Quantized Linear (batch 256, 1024 -> 1024) and Conv2d (1x64x56x56, 3x3, 64 out, padding
 1): nn.quantized's modules (one te kernel each: uint8 x int8 products on vpdpbusd where the
-host has AVX-512 VNNI, the requantization fused) next to PyTorch's quantized modules (x86
+host has AVX-512 VNNI, vpmaddwd on AVX-512BW, the requantization fused) next to PyTorch's quantized modules (x86
 engine, and fbgemm for the conv) and to our own float32 nn.Linear / nn.Conv2d, in the same
 run, on 1 and 2 threads. Our integers are checked against PyTorch's (fbgemm) first: at most
 1 LSB apart. Prints medians over interleaved rounds, the ratios and the CPU.
@@ -101,7 +101,7 @@ def main():
         raise SystemExit("benchmarks/quantized.py compares with PyTorch's quantized modules: "
                          "install torch")
     rng = np.random.default_rng(0)
-    print(f"CPU: {_cpu_name()}, {os.cpu_count()} cores; tensorized VNNI path: {qgemm.VNNI}; "
+    print(f"CPU: {_cpu_name()}, {os.cpu_count()} cores; product path: {qgemm.PATH}; "
           f"medians of {args.rounds} interleaved rounds")
     torch.backends.quantized.engine = "fbgemm"
     all_cases = cases(rng)

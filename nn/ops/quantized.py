@@ -5,10 +5,11 @@ the requantization epilogue in one te kernel.
 Stages (``G = 1`` group):
 
     cols[g, m, k]      the activations as a matrix: x itself, or a copy padded to whole row
-                       tiles and to K a multiple of 4
-    acc[g, m, j]       sum_k int32(cols[g, m, k]) * int32(W[g, j // 16, k // 4, j % 16, k % 4])
-                       W packed as TVM's x86 int8 dense: the 4 reduction values of each of 16
-                       output lanes adjacent (one 64-byte vector per ``vpdpbusd``)
+                       tiles and to K a multiple of kb
+    acc[g, m, j]       sum_k int32(cols[g, m, k]) * int32(W[g, j // 16, k // kb, j % 16,
+                       k % kb]); W packed as TVM's x86 int8 dense: the kb = 4 (2 for
+                       ``vpmaddwd``) reduction values of each of 16 output lanes adjacent (one
+                       64-byte vector per ``vpdpbusd``)
     rowsum[g, m]       sum_k cols[g, m, k], only when a weight zero point is not 0
     out                requant(acc - x_zp * colsum[j] - w_zp[j] * rowsum[m] + K x_zp w_zp[j])
 
@@ -27,10 +28,11 @@ then clamped to quint8 (below at ``out_zp`` for a fused ReLU). ``ich = [colsum, 
 m, shift]`` (int32, one column per output channel), ``p = [x_zp, out_zp]`` (float64).
 
 Schedule (``schedule_qgemm``): the output is cut into tiles of ``ROWS`` rows x ``16 * cb``
-channels; each tile's ``acc`` is computed in registers (k by 4 outermost, then the rows and
-the 16-lane blocks unrolled), each 16-lane step one ``vpdpbusd`` through ``tensorize`` with
-``te.topi.x86.tensor_intrin`` on hosts with AVX-512 VNNI (``vnni=True``), else the same loops
-vectorized in plain int32 arithmetic (exact everywhere). Tiles are the parallel loop.
+channels; each tile's ``acc`` is computed in registers (k by ``kb`` outermost, then the rows
+and the 16-lane blocks unrolled), each 16-lane step tensorized (``host_path``): one
+``vpdpbusd`` of ``te.topi.x86.tensor_intrin`` on AVX-512 VNNI hosts (``kb = 4``), one
+``vpmaddwd`` of ``dot_16x1x16_pmaddwd`` on AVX-512BW hosts (``kb = 2``), else the same loops
+vectorized in plain int32 arithmetic; all exact. Tiles are the parallel loop.
 """
 from __future__ import annotations
 
@@ -44,10 +46,74 @@ BLOCKS = 4          # 16-lane blocks of a register tile (64 channels)
 QMIN, QMAX = 0, 255 # quint8
 
 
+PATHS = ("vnni", "pmaddwd", "plain")
+K_BLOCK = {"vnni": 4, "pmaddwd": 2, "plain": 4}     # reduction values per lane and step
+
+
 def vnni_available() -> bool:
     """Whether this host runs AVX-512 VNNI (LLVM's view of the CPU, as te.topi.x86)."""
     from te.topi.x86.tensor_intrin import host_features
     return {"avx512f", "avx512vnni"} <= host_features()
+
+
+def host_path() -> str:
+    """The product's instructions on this host: ``vnni`` (AVX-512 VNNI ``vpdpbusd``: 64
+    u8 x s8 products per instruction), ``pmaddwd`` (AVX-512BW: the bytes widened to int16,
+    ``vpmaddwd``: 32 exact products per instruction) or ``plain`` (int32 vector arithmetic,
+    any CPU). All three are exact. (``vpmaddubsw``, TVM's AVX-512BW / AVX2 sequence, saturates
+    its int16 pair sums, so it is not used.)"""
+    from te.topi.x86.tensor_intrin import host_features
+    have = host_features()
+    if {"avx512f", "avx512vnni"} <= have:
+        return "vnni"
+    if {"avx512f", "avx512bw"} <= have:
+        return "pmaddwd"
+    return "plain"
+
+
+def dot_16x1x16_pmaddwd():
+    """A tensor intrinsic: 16 int32 lanes, each ``data[0:2] . kernel[lane, 0:2]`` (uint8 x
+    int8), accumulated, by one ``vpmaddwd`` on the values widened to int16 (exact)."""
+    from te import compute, const, decl_tensor_intrin, placeholder, reduce_axis, var
+    from te import sum as te_sum
+    from te.intrin import call_llvm_pure_intrin, reinterpret
+    from te.tir import decl_buffer
+    data = placeholder((2,), dtype="uint8", name="data")
+    kernel = placeholder((LANES, 2), dtype="int8", name="kernel")
+    k = reduce_axis((0, 2), name="k")
+    C = compute((LANES,), lambda i: te_sum(data[k].astype("int32") *
+                                           kernel[i, k].astype("int32"), axis=k), name="C")
+    a_buffer = decl_buffer(data.shape, dtype="uint8", name="a_buffer", offset_factor=1,
+                           strides=[1])
+    b_buffer = decl_buffer(kernel.shape, dtype="int8", name="b_buffer", offset_factor=1,
+                           strides=[var("ldw"), 1])
+
+    def intrin_func(ins, outs):
+        pair = ins[0].vload([0], "uint8x2").astype("int16x2")
+        a = reinterpret("int16x32", reinterpret("int32", pair).astype("int32x16"))
+        b = ins[1].vload([0, 0], "int8x32").astype("int16x32")
+        prod = call_llvm_pure_intrin("int32x16", "llvm.x86.avx512.pmaddw.d.512",
+                                     const(2, "uint32"), a, b)
+        return (outs[0].vstore(0, prod), outs[0].vstore(0, const(0, "int32x16")),
+                outs[0].vstore(0, outs[0].vload([0], "int32x16") + prod))
+    return decl_tensor_intrin(C.op, intrin_func, name="dot_16x1x16_uint8_int8_int32_pmaddwd",
+                              binds={data: a_buffer, kernel: b_buffer},
+                              default_buffer_params={"offset_factor": 1})
+
+
+def tensorize_lanes(stage, lanes_axis, k_inner, path):
+    """The 16 lanes x ``K_BLOCK[path]`` reduction values of a tile step: tensorized
+    (``vnni``, ``pmaddwd``) or vectorized int32 arithmetic (``plain``)."""
+    if path == "vnni":
+        from te.topi.x86 import tensor_intrin
+        stage.tensorize(lanes_axis, tensor_intrin.dot_16x1x16_uint8_int8_int32_cascadelake())
+    elif path == "pmaddwd":
+        stage.tensorize(lanes_axis, dot_16x1x16_pmaddwd())
+    elif path == "plain":
+        stage.vectorize(lanes_axis)
+        stage.unroll(k_inner)
+    else:
+        raise ValueError(f"quantized product: path must be one of {PATHS}, got {path!r}")
 
 
 def blocks_for(n) -> int:
@@ -55,21 +121,22 @@ def blocks_for(n) -> int:
     return max(1, min(BLOCKS, pad_to(n, LANES) // LANES))
 
 
-def packed_shape(groups, n, k) -> tuple:
-    """The shape of the packed int8 weights of ``groups`` groups of ``n`` x ``k``."""
+def packed_shape(groups, n, k, kb=4) -> tuple:
+    """The shape of the packed int8 weights of ``groups`` groups of ``n`` x ``k``, ``kb``
+    reduction values per lane adjacent."""
     np_ = pad_to(n, LANES * blocks_for(n))
-    return (groups, np_ // LANES, pad_to(k, 4) // 4, LANES, 4)
+    return (groups, np_ // LANES, pad_to(k, kb) // kb, LANES, kb)
 
 
-def pack_weight(w, groups):
+def pack_weight(w, groups, kb=4):
     """The int8 weights (OC, K) in the packed layout of ``packed_shape``, zero-padded (a te
     kernel; done once, when a module's weights are set)."""
     oc, k = const_shape(w, "pack_weight")
     n = oc // groups
-    shape = packed_shape(groups, n, k)
+    shape = packed_shape(groups, n, k, kb)
 
     def body(g, jo, ko, ji, ki):
-        j, kk = jo * LANES + ji, ko * 4 + ki
+        j, kk = jo * LANES + ji, ko * kb + ki
         inside = te.all(j < n, kk < k)
         value = w[g * n + te.min(j, n - 1), te.min(kk, k - 1)]
         return te.select(inside, value, te.const(0, "int8"))
@@ -103,11 +170,11 @@ def _requant(v, j, ich, fch, p, mode, relu):
 def _product(cols, W, ich, p, K, has_wzp):
     """``acc`` and the zero-point-corrected value ``value(g, m, j, oc)`` of the product."""
     G, Mp, Kp = const_shape(cols, "quantized product")
-    Np = W.shape[1].value * LANES
+    Np, kb = W.shape[1].value * LANES, W.shape[4].value
     k = te.reduce_axis((0, Kp), name="k")
     acc = te.compute((G, Mp, Np), lambda g, m, j: te.sum(
         cols[g, m, k].astype("int32") *
-        W[g, j // LANES, k // 4, j % LANES, k % 4].astype("int32"), axis=k),
+        W[g, j // LANES, k // kb, j % LANES, k % kb].astype("int32"), axis=k),
         name="qacc", tag="qgemm_acc")
     rowsum = None
     if has_wzp:
@@ -129,7 +196,7 @@ def qlinear(x, W, ich, fch, p, out_features, mode="float", relu=False, has_wzp=F
     (``pack_weight`` of (out_features, K)); quint8 (M, Np): the channels padded to whole
     register tiles, the first ``out_features`` are the result."""
     M, K = const_shape(x, "qlinear")
-    Kp = W.shape[2].value * 4
+    Kp = W.shape[2].value * W.shape[4].value
     Mp = pad_to(M, ROWS)
     if (Mp, Kp) == (M, K):
         cols = te.compute((1, M, K), lambda g, m, kk: x[m, kk], name="qcols", tag="qcols_view")
@@ -148,13 +215,12 @@ def qlinear(x, W, ich, fch, p, out_features, mode="float", relu=False, has_wzp=F
 
 # ----------------------------------------------------------------------------- schedule
 
-def schedule_qgemm(out, vnni=None):
-    """The schedule of ``qlinear`` (see the module docstring); ``vnni=None`` asks the
-    host."""
+def schedule_qgemm(out, path=None):
+    """The schedule of ``qlinear`` (see the module docstring); ``path`` (``PATHS``; None:
+    ``host_path()``) picks the instructions of the product."""
     if getattr(out.op, "tag", "") != "qgemm_out":
         raise ValueError(f"schedule_qgemm: {out.name} is not the output of qlinear")
-    if vnni is None:
-        vnni = vnni_available()
+    path = host_path() if path is None else path
     s = te.create_schedule(out.op)
     acc = next(t for t in _producers(out) if t.op.tag == "qgemm_acc")
     cols = acc.op.input_tensors()[0]
@@ -168,6 +234,7 @@ def schedule_qgemm(out, vnni=None):
         s[cols].parallel(s[cols].fuse(g_, m_))
         ko, ki = s[cols].split(k_, factor=4)
         s[cols].unroll(ki)
+    kb = acc.op.input_tensors()[1].shape[4].value     # reduction values per lane
     if rowsum is not None:
         rg, rm = s[rowsum].op.axis
         s[rowsum].parallel(s[rowsum].fuse(rg, rm))
@@ -184,16 +251,11 @@ def schedule_qgemm(out, vnni=None):
     _, am, aj = s[acc].op.axis
     (ak,) = s[acc].op.reduce_axis
     ajo, aji = s[acc].split(aj, factor=LANES)
-    ako, aki = s[acc].split(ak, factor=4)
+    ako, aki = s[acc].split(ak, factor=kb)
     s[acc].reorder(ako, am, ajo, aji, aki)
     s[acc].unroll(am)
     s[acc].unroll(ajo)
-    if vnni:
-        from te.topi.x86 import tensor_intrin
-        s[acc].tensorize(aji, tensor_intrin.dot_16x1x16_uint8_int8_int32_cascadelake())
-    else:
-        s[acc].vectorize(aji)
-        s[acc].unroll(aki)
+    tensorize_lanes(s[acc], aji, aki, path)
     return s
 
 

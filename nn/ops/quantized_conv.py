@@ -2,14 +2,16 @@
 times int8 weights, int32 accumulation, the requantization epilogue of
 ``nn.ops.quantized`` fused, one te kernel.
 
-Stages (``G`` groups, ``cgp`` = channels per group rounded up to 4):
+Stages (``G`` groups, ``kb`` reduction values per lane (4, or 2 for ``vpmaddwd``), ``cgp`` =
+channels per group rounded up to ``kb``):
 
     xp[g, n, y, x, c]          the input per group, channels last (NHWC), padded with the
                                input zero point (adds 0 after the correction) and with
                                zeros up to ``cgp`` channels; wide enough for whole row tiles
     acc[g, n, oy, ox, j]       sum over (ky, kx, c) of int32(xp[g, n, oy*s + ky*d, ox*s +
-                               kx*d, c]) * int32(W[g, j // 16, ky, kx, c // 4, j % 16, c % 4])
-                               (4 adjacent channels of xp and 16 x 4 weights: one vpdpbusd)
+                               kx*d, c]) * int32(W[g, j // 16, ky, kx, c // kb, j % 16,
+                               c % kb]) (kb adjacent channels of xp and 16 x kb weights: one
+                               vpdpbusd / vpmaddwd)
     rowsum[g, n, oy, ox]       the window sums of xp, only when a weight zero point is not 0
     out[n, oy, ox, g, j]       the requantized output, channels last (NHWC, as PyTorch's x86
                                kernels; the caller sees it as an NCHW view), the row and the
@@ -17,8 +19,9 @@ Stages (``G`` groups, ``cgp`` = channels per group rounded up to 4):
 
 Schedule: tiles of ``rows`` output columns x ``16 * cb`` channels, each tile's ``acc`` in
 registers (the reduction outermost, then the columns and the 16-lane blocks unrolled), the
-16 lanes x 4 channels tensorized with ``vpdpbusd`` on VNNI hosts, vectorized int32
-arithmetic elsewhere; output rows (n, oy) are the parallel loop. The input is read NCHW or
+16 lanes x ``kb`` channels tensorized as ``nn.ops.quantized``'s (``vpdpbusd`` on VNNI hosts,
+``vpmaddwd`` on AVX-512BW, vectorized int32 arithmetic elsewhere); output rows (n, oy) are
+the parallel loop. The input is read NCHW or
 NHWC (``channels_last``: what this kernel gives, so that a chain of convolutions never
 transposes).
 """
@@ -37,21 +40,21 @@ def conv_rows(ow) -> int:
     return next((r for r in ROW_CHOICES if ow % r == 0), 4)
 
 
-def conv_packed_shape(groups, n, cg, kh, kw) -> tuple:
+def conv_packed_shape(groups, n, cg, kh, kw, kb=4) -> tuple:
     np_ = pad_to(n, LANES * blocks_for(n))
-    return (groups, np_ // LANES, kh, kw, pad_to(cg, 4) // 4, LANES, 4)
+    return (groups, np_ // LANES, kh, kw, pad_to(cg, kb) // kb, LANES, kb)
 
 
-def pack_conv_weight(w, groups):
+def pack_conv_weight(w, groups, kb=4):
     """int8 weights (OC, C / groups, KH, KW) in the layout of ``conv_packed_shape``."""
     oc, cg, kh, kw = const_shape(w, "pack_conv_weight")
     n = oc // groups
 
     def body(g, jo, ky, kx, co, ji, ci):
-        j, c = jo * LANES + ji, co * 4 + ci
+        j, c = jo * LANES + ji, co * kb + ci
         value = w[g * n + te.min(j, n - 1), te.min(c, cg - 1), ky, kx]
         return te.select(te.all(j < n, c < cg), value, te.const(0, "int8"))
-    return te.compute(conv_packed_shape(groups, n, cg, kh, kw), body, name="qpack_conv",
+    return te.compute(conv_packed_shape(groups, n, cg, kh, kw, kb), body, name="qpack_conv",
                       tag="elemwise")
 
 
@@ -69,7 +72,8 @@ def qconv2d(x, W, ich, fch, p, out_channels, kernel, stride, padding, dilation, 
     OH = (H + 2 * ph - dh * (KH - 1) - 1) // sh + 1
     OW = (Wd + 2 * pw - dw * (KW - 1) - 1) // sw + 1
     cg, ng = C // groups, out_channels // groups
-    cgp, Np = W.shape[4].value * 4, W.shape[1].value * LANES
+    kb = W.shape[6].value
+    cgp, Np = W.shape[4].value * kb, W.shape[1].value * LANES
     rows = conv_rows(OW)
     OWp = pad_to(OW, rows)
     Hp, Wp = (OH - 1) * sh + (KH - 1) * dh + 1, (OWp - 1) * sw + (KW - 1) * dw + 1
@@ -87,7 +91,7 @@ def qconv2d(x, W, ich, fch, p, out_channels, kernel, stride, padding, dilation, 
     rc = te.reduce_axis((0, cgp), name="rc")
     acc = te.compute((groups, N, OH, OWp, Np), lambda g, n, oy, ox, j: te.sum(
         xp[g, n, oy * sh + ry * dh, ox * sw + rx * dw, rc].astype("int32") *
-        W[g, j // LANES, ry, rx, rc // 4, j % LANES, rc % 4].astype("int32"),
+        W[g, j // LANES, ry, rx, rc // kb, j % LANES, rc % kb].astype("int32"),
         axis=[ry, rx, rc]), name="qconv_acc", tag="qconv_acc", attrs={"rows": rows})
     rowsum = None
     if has_wzp:
@@ -109,13 +113,13 @@ def qconv2d(x, W, ich, fch, p, out_channels, kernel, stride, padding, dilation, 
     return te.compute((N, OH, OWp, groups, Np), fout, name="qconv2d", tag="qconv_out")
 
 
-def schedule_qconv2d(out, vnni=None):
-    """The schedule of ``qconv2d`` (see the module docstring)."""
-    from .quantized import BLOCKS, _producers, vnni_available
+def schedule_qconv2d(out, path=None):
+    """The schedule of ``qconv2d`` (see the module docstring); ``path`` as
+    ``nn.ops.quantized.schedule_qgemm``'s."""
+    from .quantized import BLOCKS, _producers, host_path, tensorize_lanes
     if getattr(out.op, "tag", "") != "qconv_out":
         raise ValueError(f"schedule_qconv2d: {out.name} is not the output of qconv2d")
-    if vnni is None:
-        vnni = vnni_available()
+    path = host_path() if path is None else path
     s = te.create_schedule(out.op)
     acc = next(t for t in _producers(out) if t.op.tag == "qconv_acc")
     xp = next(t for t in _producers(out) if t.op.tag == "qconv_input")
@@ -139,14 +143,10 @@ def schedule_qconv2d(out, vnni=None):
     *_, aox, aj = s[acc].op.axis
     ary, arx, arc = s[acc].op.reduce_axis
     ajo, aji = s[acc].split(aj, factor=LANES)
-    arco, arci = s[acc].split(arc, factor=4)
+    kb = acc.op.input_tensors()[1].shape[6].value
+    arco, arci = s[acc].split(arc, factor=kb)
     s[acc].reorder(ary, arx, arco, aox, ajo, aji, arci)
     s[acc].unroll(aox)
     s[acc].unroll(ajo)
-    if vnni:
-        from te.topi.x86 import tensor_intrin
-        s[acc].tensorize(aji, tensor_intrin.dot_16x1x16_uint8_int8_int32_cascadelake())
-    else:
-        s[acc].vectorize(aji)
-        s[acc].unroll(arci)
+    tensorize_lanes(s[acc], aji, arci, path)
     return s

@@ -6,9 +6,11 @@ packed int8 layout and the weight row sums (both computed once by te kernels); `
 quint8 input and the output parameters, prepares the per-channel epilogue values for the
 input's scale (O(channels) host arithmetic, PyTorch's float32 formulas) and runs the kernel.
 
-``VNNI`` (default: the host's AVX-512 VNNI, detected when this module is imported; the
-environment variable ``NN_QUANTIZED_VNNI=0`` turns it off) picks the tensorized schedule
-(``vpdpbusd``) or the plain int32 one; ``set_vnni`` changes it (tests force the plain path).
+``PATH`` picks the product's instructions (``nn.ops.quantized.host_path``, detected when this
+module is imported: ``vnni``, ``pmaddwd`` or ``plain``; the environment variable
+``NN_QUANTIZED_PATH`` overrides it); ``set_path`` changes it (the tests run every path the
+host can). The packed layout follows the path (4 or 2 reduction values per lane), packed
+again on first use when the path changes.
 """
 from __future__ import annotations
 
@@ -28,23 +30,32 @@ from .kernels import quantize_multiplier
 from .qtensor import QTensor
 
 MODES = ("float", "integer")
-VNNI = qops.vnni_available() and os.environ.get("NN_QUANTIZED_VNNI", "1") != "0"
+PATH = os.environ.get("NN_QUANTIZED_PATH") or qops.host_path()
 
 
-def set_vnni(on: bool) -> bool:
-    """Use the tensorized VNNI schedule (``on``; refused on a host without VNNI) or the plain
-    int32 one. Returns the previous setting."""
-    global VNNI
-    if on and not qops.vnni_available():
-        raise RuntimeError("set_vnni: this host's CPU has no AVX-512 VNNI (avx512vnni)")
-    old, VNNI = VNNI, bool(on)
+def available_paths() -> tuple:
+    """The paths this host can run, fastest first."""
+    return {"vnni": ("vnni", "pmaddwd", "plain"), "pmaddwd": ("pmaddwd", "plain"),
+            "plain": ("plain",)}[qops.host_path()]
+
+
+def set_path(path: str) -> str:
+    """Run the products on ``path`` (one of ``available_paths()``). Returns the previous
+    path."""
+    global PATH
+    if path not in qops.PATHS:
+        raise ValueError(f"set_path: path must be one of {qops.PATHS}, got {path!r}")
+    if path not in available_paths():
+        raise RuntimeError(f"set_path: this host's CPU cannot run the {path!r} path (it runs "
+                           f"{', '.join(available_paths())})")
+    old, PATH = PATH, path
     return old
 
 
 @functools.lru_cache(maxsize=None)
-def _schedule(vnni, conv=False):
+def _schedule(path, conv=False):
     return functools.partial(qconv.schedule_qconv2d if conv else qops.schedule_qgemm,
-                             vnni=vnni)
+                             path=path)
 
 
 def _f32(v):
@@ -69,16 +80,12 @@ class PackedWeight:
                                    f"channel), got {tuple(bias.shape)}")
             bias = base.cast(bias, "float32")
         self.weight, self.bias, self.groups = weight, bias, int(groups)
+        self.out_channels = oc
         data = weight._int.contiguous()._data
         ints = data.reshape(oc, -1)
         self.k = ints.shape[1]
-        if data.ndim == 4:          # a conv's weights (OC, C / groups, KH, KW)
-            self.packed = cpu.build(qconv.pack_conv_weight, [data.shape], "int8",
-                                    groups=self.groups)(data)
-        else:
-            self.packed = cpu.build(qops.pack_weight, [ints.shape], "int8",
-                                    groups=self.groups)(ints)
-        base.kernel_calls["qpack"] += 1
+        self._packs = {}
+        self.pack(qops.K_BLOCK[PATH])
         self.colsum = cpu.build(qops.weight_sums, [ints.shape], "int8")(ints)
         base.kernel_calls["qweight_sums"] += 1
         if weight.qscheme() is per_tensor_affine:
@@ -89,7 +96,22 @@ class PackedWeight:
             self.w_scales = weight._scales.astype("float64")
             self.w_zps = weight._zero_points.astype("int32")
             self.per_channel = True
-        self.out_channels = oc
+
+    def pack(self, kb):
+        """The int8 weights packed with ``kb`` reduction values per lane (a te kernel, once
+        per layout)."""
+        if kb not in self._packs:
+            data = self.weight._int.contiguous()._data
+            if data.ndim == 4:          # a conv's weights (OC, C / groups, KH, KW)
+                packed = cpu.build(qconv.pack_conv_weight, [data.shape], "int8",
+                                   groups=self.groups, kb=kb)(data)
+            else:
+                ints = data.reshape(self.out_channels, -1)
+                packed = cpu.build(qops.pack_weight, [ints.shape], "int8",
+                                   groups=self.groups, kb=kb)(ints)
+            base.kernel_calls["qpack"] += 1
+            self._packs[kb] = packed
+        return self._packs[kb]
 
     def __getstate__(self):
         """Copies (``copy.deepcopy`` of a converted model) leave the compiled kernels out:
@@ -144,8 +166,8 @@ class PackedWeight:
             data, channels_last = data.transpose(0, 2, 3, 1), True    # NHWC in memory
         elif not data.flags.c_contiguous:
             data = x._int.contiguous()._data
-        arrays = (data, self.packed, ich, fch, p)
-        key = (data.shape, mode, bool(relu), conv, VNNI, channels_last)
+        arrays = (data, self.pack(qops.K_BLOCK[PATH]), ich, fch, p)
+        key = (data.shape, mode, bool(relu), conv, PATH, channels_last)
         fns = self.__dict__.setdefault("_fns", {})
         f = fns.get(key)
         if f is None:
@@ -165,14 +187,14 @@ class PackedWeight:
         return out.reshape(nb, oh, ow, self.out_channels).transpose(0, 3, 1, 2)
 
     def _build(self, key, shapes):
-        _, mode, relu, conv, vnni, channels_last = key
+        _, mode, relu, conv, path, channels_last = key
         common = dict(mode=mode, relu=relu, has_wzp=bool(np.any(self.w_zps != 0)))
         dts = ["uint8", "int8", "int32", "float32", "float64"]
         if conv is None:
-            return cpu.build(qops.qlinear, shapes, dts, schedule=_schedule(vnni),
+            return cpu.build(qops.qlinear, shapes, dts, schedule=_schedule(path),
                              out_features=self.out_channels, **common)
         kernel, stride, padding, dilation = conv
-        return cpu.build(qconv.qconv2d, shapes, dts, schedule=_schedule(vnni, True),
+        return cpu.build(qconv.qconv2d, shapes, dts, schedule=_schedule(path, True),
                          out_channels=self.out_channels, kernel=tuple(kernel),
                          stride=tuple(stride), padding=tuple(padding),
                          dilation=tuple(dilation), groups=self.groups,

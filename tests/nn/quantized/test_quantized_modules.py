@@ -1,8 +1,7 @@
 """nn.quantized.Linear / Conv2d / LinearReLU / ConvReLU2d against torch 2.13's quantized
 modules (fbgemm engine: the x86 engine's linear, and its conv on hosts without VNNI) with
 the same integer weights and parameters: identical integers except at most 1 LSB at ties;
-the integer mode exactly against a numpy gemmlowp reference; the plain (non-VNNI) schedule
-forced."""
+the integer mode exactly against a numpy gemmlowp reference; the non-VNNI paths forced."""
 import numpy as np
 import pytest
 import torch
@@ -136,13 +135,14 @@ def test_conv_integer_mode_exact():
     np.testing.assert_array_equal(m(x).int_repr().numpy(), np.moveaxis(ref, -1, 1))
 
 
-def test_plain_path_forced_matches_torch():
-    """The schedule without tensorize (what a host without VNNI runs) gives the same
-    integers."""
-    old = qgemm.VNNI
-    qgemm.VNNI = False
+@pytest.mark.parametrize("path", [p for p in ("pmaddwd", "plain")
+                                  if p in qgemm.available_paths()])
+def test_other_paths_forced_match_torch(path):
+    """The products without VNNI (``vpmaddwd`` on AVX-512BW, plain int32 elsewhere: what
+    such hosts run) give the same integers; the weights are packed again for the path."""
+    ours, theirs = _linear_pair(20, 18, True)
+    old = qgemm.set_path(path)
     try:
-        ours, theirs = _linear_pair(20, 18, True)
         x, tx = qx((5, 20), 0.02, 3)
         assert_lsb(ours(x), theirs(tx))
         w, tw = qw((8, 2, 3, 3), False)
@@ -151,11 +151,26 @@ def test_plain_path_forced_matches_torch():
         tc.set_weight_bias(tw, None)
         x, tx = qx((1, 4, 5, 6), 0.02, 3)
         assert_lsb(c(x), tc(tx))
+        # the whole uint8 range (no int16 pair saturates): exact vs numpy, integer mode
+        ours.mode = "integer"
+        ours.set_weight_bias(ours.weight(), None)
+        x, _ = qx((5, 20), 0.02, 3, hi=256)
+        w = ours.weight()
+        acc = (x.int_repr().numpy().astype(np.int64) - 3) @ \
+            w.int_repr().numpy().astype(np.int64).T
+        real = 0.02 * w.q_per_channel_scales().numpy() / ours.scale
+        np.testing.assert_array_equal(ours(x).int_repr().numpy(),
+                                      gemmlowp_requant(acc, real, ours.zero_point))
     finally:
-        qgemm.VNNI = old
+        qgemm.set_path(old)
 
 
-@pytest.mark.skipif(not qgemm.VNNI, reason="the host has no AVX-512 VNNI")
+def test_set_path_refuses_unknown_paths():
+    with pytest.raises(ValueError, match="path must be one of"):
+        qgemm.set_path("avx2")
+
+
+@pytest.mark.skipif(qgemm.PATH != "vnni", reason="the host has no AVX-512 VNNI")
 def test_vnni_host_runs_vpdpbusd():
     from nn.ops import cpu
     from nn.ops import quantized as qops
@@ -163,10 +178,10 @@ def test_vnni_host_runs_vpdpbusd():
     x, _ = qx((4, 16), 0.02, 3)
     ours(x)
     p = ours._packed
-    f = cpu.build(qops.qlinear, [(4, 16), p.packed.shape, (5, 16), (2, 16), (2,)],
+    f = cpu.build(qops.qlinear, [(4, 16), p.pack(4).shape, (5, 16), (2, 16), (2,)],
                   ["uint8", "int8", "int32", "float32", "float64"],
-                  schedule=qgemm._schedule(True), out_features=16, mode="float", relu=False,
-                  has_wzp=False)
+                  schedule=qgemm._schedule("vnni"), out_features=16, mode="float",
+                  relu=False, has_wzp=False)
     assert "vpdpbusd" in f.module.get_source("asm")
 
 
