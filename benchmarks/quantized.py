@@ -5,7 +5,7 @@ engine, and fbgemm for the conv) and to our own float32 nn.Linear / nn.Conv2d, i
 run, on 1 and 2 threads. Our integers are checked against PyTorch's (fbgemm) first: at most
 1 LSB apart. Prints medians over interleaved rounds, the ratios and the CPU.
 
-    python benchmarks/quantized.py [--rounds 9] [--threads 1 2]
+    python benchmarks/quantized.py [--rounds 9] [--threads 1 2] [--all-paths]
 """
 from __future__ import annotations
 
@@ -96,6 +96,9 @@ def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--rounds", type=int, default=9)
     p.add_argument("--threads", type=int, nargs="+", default=[1, 2])
+    p.add_argument("--all-paths", action="store_true",
+                   help="also time our modules on the host's slower product paths "
+                        "(vpmaddwd, plain int32)")
     args = p.parse_args()
     if torch is None:
         raise SystemExit("benchmarks/quantized.py compares with PyTorch's quantized modules: "
@@ -124,16 +127,30 @@ def main():
             def theirs_fbgemm(fn=theirs):
                 torch.backends.quantized.engine = "fbgemm"
                 return fn()
+            cands = {"ours": ours, "torch x86": theirs_x86, "torch fbgemm": theirs_fbgemm,
+                     "ours f32": ours_f32}
+            if args.all_paths:
+                for path in qgemm.available_paths()[1:]:
+                    def on_path(fn=ours, path=path):
+                        old = qgemm.set_path(path)
+                        try:
+                            return fn()
+                        finally:
+                            qgemm.set_path(old)
+                    on_path()
+                    cands[f"ours ({path})"] = on_path
             with nn.no_grad():
-                t = measure({"ours": ours, "torch x86": theirs_x86,
-                             "torch fbgemm": theirs_fbgemm, "ours f32": ours_f32},
-                            args.rounds, budget_s=0.1)
+                t = measure(cands, args.rounds, budget_s=0.1)
             best_torch = min(t["torch x86"], t["torch fbgemm"])
             print(f"  {name:26s} ours {t['ours'] * 1e3:7.3f} ms | torch x86 "
                   f"{t['torch x86'] * 1e3:7.3f} ms, fbgemm {t['torch fbgemm'] * 1e3:7.3f} ms | "
                   f"ours float32 {t['ours f32'] * 1e3:7.3f} ms")
             print(f"  {'':26s} vs torch's best quantized: {best_torch / t['ours']:.2f}x, "
                   f"vs our float32: {t['ours f32'] / t['ours']:.2f}x")
+            for key in t:
+                if key.startswith("ours ("):
+                    print(f"  {'':26s} {key}: {t[key] * 1e3:.3f} ms "
+                          f"({t['ours f32'] / t[key]:.2f}x our float32)")
 
 
 if __name__ == "__main__":
