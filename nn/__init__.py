@@ -27,6 +27,7 @@ from .quantized.dtypes import (qint8, qint32, quint8, per_channel_affine,  # noq
                                per_channel_symmetric, per_tensor_affine, per_tensor_symmetric)
 from .quantized.qtensor import cat, concat, quantize_per_channel  # noqa: F401,E402
 from .quantized.qtensor import quantize_per_tensor  # noqa: F401,E402
+from . import models  # noqa: F401,E402  (BERT from the layers above)
 from .random import Generator, default_generator, poisson  # noqa: F401,E402  (torch.Generator)
 from . import backends, random  # noqa: F401,E402  (torch.backends.cudnn flags, torch.random)
 from ._script_compat import (__version__, get_num_interop_threads,  # noqa: F401,E402
