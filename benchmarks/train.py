@@ -97,6 +97,18 @@ class Profile:
                  optimizer.Optimizer.zero_grad)
         f_apply = autograd.Function.apply.__func__
         b_apply, k_call, o_step, o_zero = saved[1:]
+        # optimizers with a step of their own (Adam's multi-tensor one)
+        subclasses, todo = [], list(optimizer.Optimizer.__subclasses__())
+        while todo:
+            cls = todo.pop()
+            todo += cls.__subclasses__()
+            if "step" in cls.__dict__:
+                subclasses.append((cls, cls.__dict__["step"]))
+
+        def own_step(original):
+            def run(opt, *a, **k):
+                return prof._timed(f"{type(opt).__name__}.step", original, opt, *a, **k)
+            return run
 
         def apply(cls, *args):
             return prof._timed(cls.__name__, f_apply, cls, *args)
@@ -117,6 +129,8 @@ class Profile:
         cpu_ops.OpFunction.__call__ = kernel_call
         optimizer.Optimizer.step = opt_step
         optimizer.Optimizer.zero_grad = opt_zero
+        for cls, original in subclasses:
+            cls.step = own_step(original)
         try:
             t0 = time.perf_counter()
             for _ in range(steps):
@@ -125,6 +139,8 @@ class Profile:
         finally:
             (autograd.Function.apply, autograd.BackwardNode.apply, cpu_ops.OpFunction.__call__,
              optimizer.Optimizer.step, optimizer.Optimizer.zero_grad) = saved
+            for cls, original in subclasses:
+                cls.step = original
         return wall
 
     def table(self, steps, wall):

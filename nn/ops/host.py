@@ -14,7 +14,8 @@ and cached on disk under ``te.runtime.get_cache_dir()/host``).
        (TVM's TopHub idea; the ones not measured on such a machine say ``"derived": true``)
     3. ``model_knobs(description)``: a register-blocking model of the host
 
-``use(family=...)`` forces a family's description and records (tests, cross-host checks).
+``use(family=...)`` forces a family's description and records (tests, cross-host checks);
+``TW_HOST_FAMILY=zen4`` (say) does so for a whole process.
 Compiled kernels are cached per ``token()``, so forcing another family builds anew.
 """
 from __future__ import annotations
@@ -359,9 +360,16 @@ def all_knobs() -> dict:
     if _forced:
         return _forced[-1][2]
     if not _default:
-        h = detect()
-        rec = shipped_records(h.family)
-        k = _resolved(h, True, json.dumps(rec) if rec else "")
+        family = os.environ.get("TW_HOST_FAMILY")
+        if family:                  # a family forced for the whole process
+            if family not in FAMILIES:
+                raise ValueError(f"TW_HOST_FAMILY={family!r}: unknown family; known: "
+                                 f"{sorted(FAMILIES)}")
+            h, rec, user = FAMILIES[family], shipped_records(family), False
+        else:
+            h = detect()
+            rec, user = shipped_records(h.family), True
+        k = _resolved(h, user, json.dumps(rec) if rec else "")
         _default.append((k, _token_of(k)))
     return _default[0][0]
 

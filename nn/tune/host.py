@@ -256,6 +256,11 @@ def main(argv=None):
     if args.derive:
         for family in args.derive:
             path = os.path.join(host.RECORDS_DIR, f"{family}.json")
+            old = host.shipped_records(family)
+            if old is not None and not old.get("derived"):
+                print(f"{path} holds measured records; not replaced by derived ones",
+                      file=sys.stderr)
+                continue
             write_json(path, derived_record(family))
             print(f"wrote {path}")
         return 0

@@ -44,3 +44,14 @@ def test_a_broken_user_record_is_skipped_with_a_warning(tmp_path):
     finally:
         set_cache_dir(old)
         host.clear()
+
+
+def test_unknown_family_in_the_environment_is_named(monkeypatch):
+    monkeypatch.setenv("TW_HOST_FAMILY", "zen9")
+    host.clear()
+    try:
+        with pytest.raises(ValueError, match="TW_HOST_FAMILY='zen9': unknown family"):
+            host.all_knobs()
+    finally:
+        monkeypatch.delenv("TW_HOST_FAMILY")
+        host.clear()

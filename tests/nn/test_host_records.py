@@ -167,3 +167,16 @@ def test_tuner_writes_a_record_the_defaults_read(cache_dir):
     assert rec["user"] and set(rec["knobs"]) == {"reduce"}
     assert host.all_knobs()["sources"]["reduce"] == "user"
     assert host.all_knobs()["reduce"] == rec["knobs"]["reduce"]
+
+
+def test_the_environment_forces_a_family(monkeypatch):
+    monkeypatch.setenv("TW_HOST_FAMILY", "sapphire_rapids")
+    host.clear()
+    try:
+        assert host.all_knobs()["matmul"]["rows"] == 14
+        assert host.all_knobs()["sources"]["matmul"] == "derived"
+    finally:
+        monkeypatch.delenv("TW_HOST_FAMILY")
+        host.clear()
+    assert host.all_knobs()["matmul"]["rows"] == host.model_knobs(host.detect())["matmul"][
+        "rows"] or host.all_knobs()["sources"]["matmul"] != "model"
