@@ -122,8 +122,9 @@ assert after > before and after >= 0.8
 # ## 3. Masked-language modelling
 #
 # A tiny language: each sequence counts up (tokens 3..22, mod 20) from one of two starts, 0 or
-# 10, so a hidden token follows from its position and its neighbours. 15% of the tokens are replaced by ``[MASK]``;
-# the labels are the originals there and -100 elsewhere (ignored by the loss).
+# 10, so a hidden token follows from its position and its neighbours. 15% of the tokens are
+# replaced by ``[MASK]``; the labels are the originals there and -100 elsewhere (ignored by
+# the loss).
 
 # %%
 def mlm_batch(n):

@@ -62,7 +62,6 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
         rep = query.shape[-3] // key.shape[-3]
         key = _repeat_heads(key, rep)
         value = _repeat_heads(value, rep)
-    L, S = query.shape[-2], key.shape[-2]
     scale = 1.0 / math.sqrt(query.shape[-1]) if scale is None else scale
     if _fused_unsupported(query, key, value, attn_mask, dropout_p) is None:
         return _fused_attention(query, key, value, attn_mask, is_causal, scale)
@@ -156,8 +155,8 @@ def _layout(query, key, value):
     """"blhe" when q, k and v (B, H, L, E) are views of (B, L, H, E) arrays (the heads of a
     projection, transposed), which the kernel then reads in place; "bhle" otherwise (and on
     the GPU)."""
-    if query.ndim == 4 and not is_gpu(query._data) and all(np.swapaxes(t._data, 1, 2).flags.c_contiguous
-                               for t in (query, key, value)):
+    if query.ndim == 4 and not is_gpu(query._data) and \
+            all(np.swapaxes(t._data, 1, 2).flags.c_contiguous for t in (query, key, value)):
         return "blhe"
     return "bhle"
 

@@ -29,7 +29,6 @@ CPU gives NaN; its fused kernels give 0).
 from __future__ import annotations
 
 import functools
-import math
 
 import numpy as np
 

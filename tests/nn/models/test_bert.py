@@ -216,3 +216,17 @@ def test_fresh_model_initialized_as_transformers():
     assert abs(w[1:].std() - 0.02) < 0.002 and abs(w[1:].mean()) < 0.002
     assert np.all(model.encoder.layer[0].attention.self.query.bias.detach().numpy() == 0)
     assert np.all(model.embeddings.LayerNorm.weight.detach().numpy() == 1)
+
+
+def test_inputs_embeds_and_position_ids_match_transformers():
+    kw = CONFIGS[0][1]
+    hf = _hf(transformers.BertModel, kw)
+    ours = BertModel.from_transformers(hf)
+    ids, mask, types = _inputs(kw)
+    pos = np.tile(np.arange(7)[::-1].copy(), (3, 1))
+    emb = hf.embeddings.word_embeddings(torch.tensor(ids)).detach().numpy()
+    theirs = hf(inputs_embeds=torch.tensor(emb), attention_mask=torch.tensor(mask),
+                position_ids=torch.tensor(pos))
+    out = ours(inputs_embeds=nn.tensor(emb), attention_mask=nn.tensor(mask),
+               position_ids=nn.tensor(pos))
+    assert _rel(_np(out.last_hidden_state), _np(theirs.last_hidden_state)) < 1e-5
