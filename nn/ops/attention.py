@@ -23,8 +23,14 @@ tiles one after the other, its dq accumulated in place):
 
 with ``delta = rowsum(do * out)``. The queries of a tile are the vector lanes (the 32 lanes
 of two AVX-512 registers), so the row maxima and sums of the online softmax are lane-wise
-vector operations. Fully masked rows (every score -inf) give 0 (PyTorch's math backend on the
-CPU gives NaN; its fused kernels give 0).
+vector operations, and the products are register tiles: 8 keys x 32 queries for the scores
+(a broadcast of k[j, d] against a row of the transposed query tile), 8 values x 32 queries
+for ``acc``. Fully masked rows (every score -inf) give 0, as PyTorch's SDPA on the CPU.
+
+Measured (benchmarks/bert.py, 2-core znver4, 2 threads, a busy machine; torch / nn):
+SDPA forward 8 x 12 heads, seq 512, d 64: 1.34x torch's fused CPU kernel (forward +
+backward 1.43x); 1 x 12 heads, seq 2048: 1.15x (1.62x). Its memory beyond the inputs and
+outputs is O(L): the per-thread tiles (BC x 32 floats) and ``lse`` / ``delta``.
 """
 from __future__ import annotations
 
