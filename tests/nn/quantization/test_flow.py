@@ -205,7 +205,7 @@ def test_quant_wrapper_and_quantize_one_call():
     assert kind(q.quant)[:2] == ("Quantize", True) and kind(q.module[0])[:2] == ("Linear", True)
     ref = float_model(nn.tensor(data[0])).detach().numpy()
     out = q(nn.tensor(data[0])).numpy()
-    assert np.abs(out - ref).max() < 0.05
+    assert np.abs(out - ref).max() <= 3 * q.module[0].scale    # a few output quanta
 
 
 def test_converted_model_state_dict_round_trip():
