@@ -1,16 +1,15 @@
 """Elementwise operators with numpy broadcasting and PyTorch's dtype promotion: arithmetic,
-powers, comparisons, logical and bitwise operators, clamps, selections (``where``,
-``masked_fill``), and casts. The unary math functions (``exp``, ``sin``...) are in
-``elementwise_unary`` and exported from here.
+powers, comparisons, logical and bitwise operators, selections (``where``, ``masked_fill``),
+and casts. The unary math functions (``exp``, ``sin``...) are in ``elementwise_unary``,
+maximum/minimum, fmod, atan2, lerp and the clamps in ``elementwise_binary``, the composed and
+special functions (addcmul, hypot, xlogy, lgamma...) in ``elementwise_composed``; all are
+exported from here.
 
 Operands are promoted as PyTorch promotes them: dimensioned tensors decide the dtype, a 0-d
 tensor or a Python number only raises its kind (bool < integer < floating). A Python number
 travels to the kernel as a one-element operand, so one compiled kernel serves every value.
 """
 from __future__ import annotations
-
-import collections
-import math
 
 import numpy as np
 
@@ -20,17 +19,13 @@ from ..device import is_gpu
 from ..tensor import _DEFAULT_DTYPE
 from .base import (FLOATING, Op, Tensor, _kernel, _sum_to, broadcast_shape, cast)
 from .elementwise_unary import *  # noqa: F401,F403  (re-exported)
-from .elementwise_unary import __all__ as _unary_names, _check, _no_kernel_for
+from .elementwise_unary import __all__ as _unary_names, _no_kernel_for
 
 __all__ = ["add", "sub", "subtract", "mul", "multiply", "div", "divide", "true_divide", "pow",
            "lt", "le", "gt", "ge", "eq", "ne", "less", "less_equal", "greater",
-           "greater_equal", "not_equal", "equal", "clamp", "clip", "clamp_min", "clamp_max",
-           "maximum", "minimum", "fmod", "remainder", "floor_divide", "lerp", "atan2",
-           "logical_and", "logical_or", "logical_xor", "bitwise_and", "bitwise_or",
-           "bitwise_xor", "bitwise_left_shift", "bitwise_right_shift", "where", "masked_fill",
-           "cast", "promote_types", "addcmul", "addcdiv", "fmax", "fmin", "hypot", "heaviside",
-           "sgn", "xlogy", "float_power", "frexp", "ldexp", "lgamma", "digamma",
-           "erfinv"] + _unary_names
+           "greater_equal", "not_equal", "equal", "floor_divide", "logical_and", "logical_or",
+           "logical_xor", "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_left_shift",
+           "bitwise_right_shift", "where", "masked_fill", "cast", "promote_types"] + _unary_names
 
 _KIND = {"b": 0, "u": 1, "i": 1, "f": 2}
 # the dtype a Python bool or int stands for (a float stands for the default dtype)
@@ -393,156 +388,6 @@ def equal(input, other) -> bool:
     return bool(_kernel(declare.all, same._data, out_shape=()).item())
 
 
-# ----------------------------------------------------------------------------- two-sided
-
-class Maximum(Op):
-    """Elementwise maximum; at ties each operand gets half the gradient, as PyTorch's."""
-    kernel = declare.maximum
-
-    @classmethod
-    def _pick(cls, a, b):
-        return a > b
-
-    @staticmethod
-    def forward(ctx, a, b):
-        ctx.save_for_backward(a, b)
-        return _run(ctx._forward_cls.kernel, a, b)
-
-    @staticmethod
-    def backward(ctx, g):
-        a, b = ctx.saved_tensors
-        need = ctx.needs_input_grad
-        tie, pick = a == b, ctx._forward_cls._pick(a, b)
-        half = g * 0.5
-        return (_sum_to(where(tie, half, where(pick, g, 0.0)), a.shape) if need[0] else None,
-                _sum_to(where(tie, half, where(pick, 0.0, g)), b.shape) if need[1] else None)
-
-
-class Minimum(Maximum):
-    kernel = declare.minimum
-
-    @classmethod
-    def _pick(cls, a, b):
-        return a < b
-
-
-def maximum(input, other):
-    """The larger element of the two tensors (NaN if either is)."""
-    return Maximum.apply(*_tensors(input, other))
-
-
-def minimum(input, other):
-    """The smaller element of the two tensors (NaN if either is)."""
-    return Minimum.apply(*_tensors(input, other))
-
-
-class Fmod(Op):
-    """The remainder of division toward zero (the sign of the dividend)."""
-    kernel, mode = declare.fmod, "trunc"
-
-    @staticmethod
-    def forward(ctx, a, b, number_dividend=False):
-        # the operands only for the divisor's gradient, as PyTorch's (none for a number's
-        # remainder, whose backward raises)
-        keep = ctx.needs_input_grad[1] and not number_dividend
-        ctx.save_for_backward(*((a, b) if keep else (None, None)))
-        ctx.shapes, ctx.number_dividend = (a.shape, b.shape), number_dividend
-        return _run(ctx._forward_cls.kernel, a, b)
-
-    @staticmethod
-    def backward(ctx, g):
-        a, b = ctx.saved_tensors
-        need = ctx.needs_input_grad
-        if need[1] and ctx.number_dividend:
-            raise RuntimeError(f"derivative for aten::{ctx._forward_cls.__name__.lower()} is "
-                               "not implemented (the gradient of a number modulo a tensor, as "
-                               "PyTorch's); detach() the divisor")
-        quotient = div(a, b, rounding_mode=ctx._forward_cls.mode).detach() if need[1] else None
-        return (_sum_to(g, ctx.shapes[0]) if need[0] else None,
-                _sum_to(-g * quotient, ctx.shapes[1]) if need[1] else None, None)
-
-
-class Remainder(Fmod):
-    """The remainder of division rounded down (the sign of the divisor)."""
-    kernel, mode = declare.remainder, "floor"
-
-
-def _modulo(op, input, other):
-    a, b = _tensors(input, other)
-    if a.dtype == "bool":
-        a, b = cast(a, "int64"), cast(b, "int64")
-    _refuse_integer_zero(b, "remainder")
-    return op.apply(a, b, not isinstance(input, Tensor))
-
-
-def fmod(input, other):
-    """``input - trunc(input / other) * other``: the remainder with the dividend's sign."""
-    return _modulo(Fmod, input, other)
-
-
-def remainder(input, other):
-    """``input - floor(input / other) * other``: Python's ``%``, the divisor's sign."""
-    return _modulo(Remainder, input, other)
-
-
-class Atan2(Op):
-    @staticmethod
-    def forward(ctx, a, b):
-        ctx.save_for_backward(a, b)
-        return _run(declare.atan2, a, b)
-
-    @staticmethod
-    def backward(ctx, g):
-        a, b = ctx.saved_tensors
-        need = ctx.needs_input_grad
-        # PyTorch's: g * b / (a^2 + b^2) and -g * a / (a^2 + b^2), with 1 / (a^2 + b^2) read
-        # as 0 where a^2 + b^2 is 0 (the gradient at the origin is 0, signed as b and -a)
-        square = a * a + b * b
-        recip = where(square == 0, 0.0, square.reciprocal())
-        return (_sum_to(g * b * recip, a.shape) if need[0] else None,
-                _sum_to(g * -a * recip, b.shape) if need[1] else None)
-
-
-def atan2(input, other):
-    """The angle of the point (other, input), in (-pi, pi]."""
-    dtype = result_type_of(input, other)
-    return Atan2.apply(*_tensors(input, other, dtype=dtype if dtype in FLOATING
-                                 else "float32"))
-
-
-class Lerp(Op):
-    """``start + weight * (end - start)``."""
-
-    @staticmethod
-    def forward(ctx, start, end, weight):
-        # the ends only for the weight's gradient, as PyTorch's
-        ends = (start, end) if ctx.needs_input_grad[2] else (None, None)
-        ctx.save_for_backward(*ends, weight)
-        ctx.shapes = start.shape, end.shape, weight.shape
-        return _run(declare.lerp, start, end, weight)
-
-    @staticmethod
-    def backward(ctx, g):
-        start, end, weight = ctx.saved_tensors
-        need, shapes = ctx.needs_input_grad, ctx.shapes
-        return (_sum_to(g * (1 - weight), shapes[0]) if need[0] else None,
-                _sum_to(g * weight, shapes[1]) if need[1] else None,
-                _sum_to(g * (end - start), shapes[2]) if need[2] else None)
-
-
-def lerp(input, end, weight):
-    """Linear interpolation from ``input`` to ``end`` by ``weight`` (a number or tensor)."""
-    if not isinstance(end, Tensor):
-        raise TypeError(f"lerp(): argument 'end' must be Tensor, not {type(end).__name__}")
-    dtype = result_type_of(input, end)
-    if dtype not in FLOATING:
-        raise _no_kernel_for("lerp_kernel_scalar", dtype)
-    if isinstance(weight, Tensor) and weight.dtype != dtype:
-        raise RuntimeError(f"expected dtype {dtype} for `weight` but got dtype "
-                           f"{weight.dtype}")
-    return Lerp.apply(*_tensors(input, end, weight, dtype=dtype))
-
-
 # ----------------------------------------------------------------------------- logical, bitwise
 
 def _logical(kernel, name):
@@ -582,93 +427,6 @@ bitwise_left_shift = _bitwise(declare.bitwise_left_shift, "bitwise_left_shift", 
                               bools=False)
 bitwise_right_shift = _bitwise(declare.bitwise_right_shift, "bitwise_right_shift",
                                "rshift_cpu", bools=False)
-
-
-# ----------------------------------------------------------------------------- clamps
-
-class Clamp(Op):
-    """``input`` limited to [low, high]; a bound is a tensor or None (a number arrives as a
-    0-d tensor). The gradient goes to the input inside the bounds, else to the bound used."""
-
-    @staticmethod
-    def forward(ctx, x, low, high):
-        ctx.save_for_backward(x, low, high)
-        if high is None:
-            return _run(declare.clamp_min, x, low)
-        if low is None:
-            return _run(declare.clamp_max, x, high)
-        return _run(declare.clamp, x, low, high)
-
-    @staticmethod
-    def backward(ctx, g):
-        x, low, high = ctx.saved_tensors
-        need = ctx.needs_input_grad
-        # PyTorch's clamp_backward and clamp_backward_min_max: the input's gradient where
-        # low <= x <= high (none where x or a bound is NaN); the low bound's where x < low <
-        # high, the high bound's where x > high or high < low
-        inside = (x >= low) if low is not None else None
-        if high is not None:
-            inside = (x <= high) if inside is None else inside & (x <= high)
-        to_low = (x < low) if low is not None else None
-        to_high = (x > high) if high is not None else None
-        if low is not None and high is not None:
-            to_low, to_high = to_low & (low < high), to_high | (high < low)
-        return (_sum_to(where(inside, g, 0.0), x.shape) if need[0] else None,
-                _sum_to(where(to_low, g, 0.0), low.shape) if need[1] else None,
-                _sum_to(where(to_high, g, 0.0), high.shape) if need[2] else None)
-
-
-class ClampMin(Clamp):
-    pass
-
-
-class ClampMax(Clamp):
-    pass
-
-
-_C_TYPES = {"uint8": "uint8_t", "int8": "int8_t", "int16": "int16_t", "int32": "int"}
-
-
-def _check_bound(name, value):
-    if value is not None and not isinstance(value, (Tensor, bool, int, float, np.number)):
-        raise TypeError(f"clamp(): argument '{name}' must be a Number or a Tensor, not "
-                        f"{type(value).__name__}")
-
-
-def clamp(input, min=None, max=None):
-    """Each element limited to [min, max]; either bound a number, a tensor or None."""
-    if min is None and max is None:
-        raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
-    _check_bound("min", min)
-    _check_bound("max", max)
-    bounds = [b for b in (min, max) if b is not None]
-    dtype = result_type_of(input, *bounds)
-    if dtype == "bool" and not any(isinstance(b, Tensor) for b in bounds):
-        which = "clamp" if len(bounds) == 2 else "clamp_min" if max is None else "clamp_max"
-        raise _no_kernel_for(f"{which}_scalar_cpu", "bool")
-    for bound in bounds:
-        if _out_of_range(bound, dtype) and dtype != "int64":
-            raise RuntimeError(f"value cannot be converted to type {_C_TYPES[dtype]} without "
-                               "overflow")
-    x, *rest = _tensors(input, *bounds, dtype=dtype)
-    low = rest.pop(0) if min is not None else None
-    high = rest.pop(0) if max is not None else None
-    op = Clamp if low is not None and high is not None else ClampMin if high is None \
-        else ClampMax
-    return op.apply(x, low, high)
-
-
-clip = clamp
-
-
-def clamp_min(input, min):
-    """``clamp(input, min=min)``."""
-    return clamp(input, min=min)
-
-
-def clamp_max(input, max):
-    """``clamp(input, max=max)``."""
-    return clamp(input, max=max)
 
 
 # ----------------------------------------------------------------------------- selections
@@ -743,242 +501,12 @@ def masked_fill(input, mask, value):
     return MaskedFill.apply(input, mask, value)
 
 
-# ----------------------------------------------------------------------------- composed
+# Operators built on the promotion rules and kernels above, so they load last.
+from . import elementwise_binary as _binary, elementwise_composed as _composed  # noqa: E402
+from .elementwise_binary import *  # noqa: F401,F403,E402
+from .elementwise_composed import *  # noqa: F401,F403,E402
+from .elementwise_binary import (Atan2, Clamp, ClampMax, ClampMin, Fmod,  # noqa: F401,E402
+                                 Lerp, Maximum, Minimum, Remainder)
+from .elementwise_composed import Ldexp, frexp_result  # noqa: F401,E402
 
-def addcmul(input, tensor1, tensor2, *, value=1):
-    """``input + value * tensor1 * tensor2`` (broadcast)."""
-    product = mul(tensor1, tensor2)
-    return add(input, product if value == 1 else mul(product, value))
-
-
-def addcdiv(input, tensor1, tensor2, *, value=1):
-    """``input + value * tensor1 / tensor2`` (broadcast; a true division)."""
-    if all(isinstance(t, Tensor) and not t.is_floating_point() for t in (tensor1, tensor2)):
-        raise RuntimeError("Integer division with addcdiv is no longer supported, and in a "
-                           "future release addcdiv will perform a true division of tensor1 and "
-                           "tensor2. The historic addcdiv behavior can be implemented as "
-                           "(input + value * torch.trunc(tensor1 / tensor2)).to(input.dtype) "
-                           "for integer inputs and as (input + value * tensor1 / tensor2) for "
-                           "float inputs. The future addcdiv behavior is just the latter "
-                           "implementation: (input + value * tensor1 / tensor2), for all dtypes.")
-    quotient = div(tensor1, tensor2)
-    return add(input, quotient if value == 1 else mul(quotient, value))
-
-
-frexp_result = collections.namedtuple("frexp", ["mantissa", "exponent"])
-
-
-def _nan_ignoring(larger, input, other):
-    """``fmax``/``fmin``: the larger (smaller) element, the other one where one is NaN. The
-    gradient goes to ``input`` at ties, as PyTorch's."""
-    a, b = _tensors(input, other)
-    pick = ((a >= b) if larger else (a <= b)) | b.isnan()
-    return where(pick, a, b)
-
-
-def fmax(input, other):
-    """The elementwise maximum, ignoring NaN (NaN only where both are)."""
-    return _nan_ignoring(True, input, other)
-
-
-def fmin(input, other):
-    """The elementwise minimum, ignoring NaN (NaN only where both are)."""
-    return _nan_ignoring(False, input, other)
-
-
-def hypot(input, other):
-    """``sqrt(input**2 + other**2)`` elementwise (floating point only)."""
-    a, b = _tensors(input, other)
-    if a.dtype not in FLOATING:
-        raise _no_kernel_for("hypot_cpu", a.dtype)
-    return (a * a + b * b).sqrt()
-
-
-def heaviside(input, values):
-    """The Heaviside step of ``input``: 0 below zero, 1 above, ``values`` at zero."""
-    if input.dtype != values.dtype:
-        raise RuntimeError("heaviside is not yet implemented for tensors with different "
-                           "dtypes.")
-    step = cast(input > 0, input.dtype)
-    return where(input == 0, values, step)
-
-
-def sgn(input):
-    """The sign of each element (``sign`` for real tensors)."""
-    return sign(input)
-
-
-def xlogy(input, other):
-    """``input * log(other)``, 0 where ``input`` is 0 (unless ``other`` is NaN)."""
-    a, b = _tensors(input, other)
-    if a.dtype not in FLOATING:
-        a, b = cast(a, "float32"), cast(b, "float32")
-    zero = (a == 0) & ~b.isnan()
-    return a * where(zero, 1.0, b).log()      # log(1) = 0 there, and its gradient too
-
-
-def float_power(input, exponent):
-    """``input ** exponent`` computed in float64."""
-    as64 = [cast(x, "float64") if isinstance(x, Tensor) else float(x)
-            for x in (input, exponent)]
-    return pow(*as64)
-
-
-def frexp(input):
-    """(mantissa, exponent): ``input = mantissa * 2**exponent``, ``0.5 <= |mantissa| < 1``
-    (0, inf and NaN keep their value with exponent 0); the exponent is int32."""
-    if input.dtype not in FLOATING:
-        raise RuntimeError("torch.frexp() only supports floating-point dtypes")
-    finite = input.isfinite() & (input != 0)
-    safe = where(finite, input, 1.0).detach()
-    exponent = safe.abs().log2().floor() + 1
-    mantissa = safe / exponent.exp2()
-    big, small = mantissa.abs() >= 1, mantissa.abs() < 0.5      # log2 rounded the wrong way
-    exponent = exponent + cast(big, input.dtype) - cast(small, input.dtype)
-    mantissa = where(big, mantissa * 0.5, where(small, mantissa * 2, mantissa))
-    return frexp_result(where(finite, mantissa, input.detach()),
-                        cast(where(finite, exponent, 0.0), "int32"))
-
-
-class Ldexp(Op):
-    """``input * 2**other``; as PyTorch's, the node keeps ``other`` and the result (not
-    ``input``): the gradients are ``g * 2**other`` and ``g * result * ln 2``."""
-
-    @staticmethod
-    def forward(ctx, x, other):
-        power = other.exp2()
-        out = mul(x, power)
-        ctx.save_for_backward(other, out)
-        ctx.shapes = x.shape, other.shape
-        return out
-
-    @staticmethod
-    def backward(ctx, g):
-        other, out = ctx.saved_tensors
-        need = ctx.needs_input_grad
-        return (_sum_to(g * other.exp2(), ctx.shapes[0]) if need[0] else None,
-                _sum_to(g * out * math.log(2.0), ctx.shapes[1]) if need[1] else None)
-
-
-def ldexp(input, other):
-    """``input * 2**other``."""
-    if not isinstance(other, Tensor):
-        return mul(input, 2.0 ** other)
-    dtype = result_type_of(input, other)
-    x, e = _tensors(input, other, dtype=dtype if dtype in FLOATING else "float32")
-    return Ldexp.apply(x, e)
-
-
-# ----------------------------------------------------------------------------- special functions
-# Composed of the elementwise operators, computed in float64 (then rounded to the input's
-# dtype), so their gradients come from the composition. In float64 lgamma is accurate to
-# ~1e-14, digamma to ~1e-11, erfinv to ~1e-15 except within ~1e-6 of +-1 (where erf itself
-# runs out of digits); float32 results match PyTorch's.
-
-def _special_input(input, name):
-    _check(input, name)
-    dtype = input.dtype if input.dtype in FLOATING else "float32"
-    return cast(input, "float64"), dtype
-
-
-_STIRLING = (1 / 12, -1 / 360, 1 / 1260, -1 / 1680, 1 / 1188, -691 / 360360, 1 / 156)
-
-
-def _positive_lgamma(z):
-    """``lgamma(z)`` for ``z >= 0.5``: shifted up by 8 (a sum of logs), then Stirling's
-    series to ``w^-13``."""
-    shift = 0.0
-    for k in range(8):
-        shift = shift + (z + k).log()
-    w = z + 8
-    inv, inv2 = 1 / w, 1 / (w * w)
-    series = _STIRLING[-1]
-    for c in reversed(_STIRLING[:-1]):
-        series = c + inv2 * series
-    return (w - 0.5) * w.log() - w + 0.5 * math.log(2 * math.pi) + inv * series - shift
-
-
-def _sin_pi(x):
-    """``|sin(pi x)|`` as a signed value, reduced to ``|x| <= 1/2`` first (exactly) so large or
-    near-integer ``x`` keep their precision."""
-    return (math.pi * (x - x.round().detach())).sin()
-
-
-def _non_positive_integer(x):
-    return (x <= 0) & (x == x.floor())
-
-
-def lgamma(input):
-    """``log|Gamma(input)|`` (inf at the non-positive integers and at +-inf, 0 at 1 and 2,
-    as PyTorch's); reflected below 1/2."""
-    x, dtype = _special_input(input, "lgamma")
-    low = x < 0.5
-    finite = x.isfinite()
-    xf = where(finite, x, 3.0)               # the series only on finite values (inf - inf)
-    z = where(low, 1 - xf, xf)
-    xr = where(low, xf, 0.25)                # the reflection only where it is used
-    reflected = (math.pi / _sin_pi(xr).abs()).log() - _positive_lgamma(z)
-    out = where(low, reflected, _positive_lgamma(z))
-    out = where((x == 1) | (x == 2), 0.0, out)
-    out = where(_non_positive_integer(x) | x.isinf(), math.inf, where(x.isnan(), x, out))
-    return cast(out, dtype)
-
-
-def _digamma_positive(z):
-    """``digamma(z)`` for ``z >= 0.5``: shifted up by 6, then the asymptotic series."""
-    shift = 0.0
-    for k in range(6):
-        shift = shift + 1 / (z + k)
-    w = z + 6
-    inv2 = 1 / (w * w)
-    tail = inv2 * (1 / 12 - inv2 * (1 / 120 - inv2 * (1 / 252 - inv2 * (
-        1 / 240 - inv2 * (1 / 132 - inv2 * (691 / 32760 - inv2 / 12))))))
-    return w.log() - 0.5 / w - tail - shift
-
-
-def digamma(input):
-    """The logarithmic derivative of Gamma (as PyTorch's: -inf at 0.0, +inf at -0.0, NaN at
-    the negative integers and at -inf); reflected below 1/2."""
-    x, dtype = _special_input(input, "digamma")
-    low = x < 0.5
-    z = where(low, 1 - x, x)
-    xr = where(low, x, 0.25)
-    reflected = _digamma_positive(z) - math.pi / (math.pi * (xr - xr.round().detach())).tan()
-    out = where(low, reflected, _digamma_positive(z))
-    out = where(_non_positive_integer(x), math.nan, out)
-    # C's copysign(inf, -x) at zero: the sign of the zero is that of 1 / x
-    out = where(x == 0, where(x.reciprocal() > 0, -math.inf, math.inf), out)
-    return cast(out, dtype)
-
-
-def _erfinv_guess(y):
-    """Giles' single-precision approximation of ``erfinv`` (|y| < 1)."""
-    w = -((1 - y) * (1 + y)).log()
-    small = w < 5
-    ws = where(small, w, 2.5) - 2.5
-    p = 2.81022636e-08
-    for c in (3.43273939e-07, -3.5233877e-06, -4.39150654e-06, 0.00021858087, -0.00125372503,
-              -0.00417768164, 0.246640727, 1.50140941):
-        p = c + p * ws
-    wl = where(small, 5.0, w).sqrt() - 3
-    q = -0.000200214257
-    for c in (0.000100950558, 0.00134934322, -0.00367342844, 0.00573950773, -0.0076224613,
-              0.00943887047, 1.00167406, 2.83297682):
-        q = c + q * wl
-    return where(small, p, q) * y
-
-
-def erfinv(input):
-    """The inverse of ``erf`` on (-1, 1) (+-inf at +-1, NaN outside): Giles' approximation
-    refined by Newton's method; the last step carries the gradient ``sqrt(pi)/2 exp(x^2)``."""
-    y, dtype = _special_input(input, "erfinv")
-    inside = y.abs() < 1
-    ys = where(inside, y, 0.0)
-    x = _erfinv_guess(ys.detach())
-    slope = 2 / math.sqrt(math.pi)
-    for _ in range(3):
-        x = x - (erf(x) - ys.detach()) / ((-x * x).exp() * slope)
-    x = x.detach()
-    x = x - (erf(x) - ys) / ((-x * x).exp() * slope)
-    edge = where(y == 1, math.inf, where(y == -1, -math.inf, math.nan))
-    return cast(where(inside, x, edge), dtype)
+__all__ += _binary.__all__ + _composed.__all__
