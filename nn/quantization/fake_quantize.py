@@ -13,6 +13,8 @@ import numpy as np
 
 import te
 
+from ..device import move as _move
+from ..device import of as _device_of
 from ..functions.base import Op, _kernel
 from ..modules.module import Module
 from ..quantized.dtypes import (as_qdtype, per_channel_symmetric, per_tensor_affine,
@@ -75,8 +77,10 @@ class FakeQuantizeAffine(Op):
 
     @staticmethod
     def forward(ctx, x, scale, zero_point, qmin, qmax, axis):
-        inv = np.float32(1.0) / scale
-        zp = zero_point.astype(np.float32)
+        where = _device_of(x._data)         # the parameters go where the input is
+        inv = _move(np.float32(1.0) / scale, where)
+        zp = _move(zero_point.astype(np.float32), where)
+        scale = _move(scale, where)
         ctx.save_for_backward(x)
         ctx.params = (inv, zp, qmin, qmax, axis)
         return _kernel(fake_quantize_kernel, x._data, inv, scale, zp, out_shape=x.shape,

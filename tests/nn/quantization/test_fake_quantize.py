@@ -155,3 +155,23 @@ def test_fixed_qparams_fake_quant_and_special_modules_in_qat_as_torch():
         ref = tmodel.get_submodule(k).activation_post_process
         assert type(mine).__name__ == type(ref).__name__ == "FixedQParamsFakeQuantize"
         assert mine.scale.tolist() == ref.scale.tolist()
+
+
+def test_fake_quantize_and_observers_on_gpu_tensors():
+    """On CUDA tensors (numba's simulator in the test suite): the same values and
+    straight-through gradients as on the CPU, results on the GPU."""
+    x = values(7, (4, 6))
+    results = []
+    for where in ("cpu", "cuda"):
+        xn = nn.tensor(x).to(where).requires_grad_()
+        per_tensor = nq.default_fake_quant()
+        per_channel = nq.default_per_channel_weight_fake_quant()
+        y = per_tensor(xn) + per_channel(xn)
+        assert y.device == where
+        y.sum().backward()
+        obs = nq.HistogramObserver()
+        obs(xn)
+        results.append((y.detach().cpu().numpy(), xn.grad.cpu().numpy(),
+                        obs.calculate_qparams()[0].numpy()))
+    for a, b in zip(*results):
+        np.testing.assert_array_equal(a, b)
