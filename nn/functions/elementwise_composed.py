@@ -9,7 +9,7 @@ import collections
 import math
 
 from .base import FLOATING, Op, Tensor, _sum_to, cast
-from .elementwise import _tensors, add, div, mul, result_type_of, where
+from .elementwise import _tensors, add, div, mul, pow, result_type_of, where
 from .elementwise_unary import _check, _no_kernel_for, erf, sign
 
 __all__ = ["addcmul", "addcdiv", "fmax", "fmin", "hypot", "heaviside", "sgn", "xlogy",
