@@ -18,7 +18,7 @@ from .. import init
 from ..modules.module import Module, Parameter
 from ..tensor import empty
 from . import functions as F
-from .rulebook import build_rulebook
+from .rulebook_gpu import build_rulebook_for
 from .tensor import IndiceData, SparseConvTensor
 
 __all__ = ["SparseModule", "SparseConvolution", "SubMConv2d", "SubMConv3d", "SparseConv2d",
@@ -140,11 +140,11 @@ class SparseConvolution(SparseModule):
                                  f"{datas.indices.shape[0]} sites in {datas.spatial_shape}, "
                                  f"the input {x.indices.shape[0]} in {x.spatial_shape}")
             return datas.book, datas.out_indices, datas.spatial_shape, indice_dict
-        book, out_shape = build_rulebook(x.indices, x.batch_size, x.spatial_shape,
-                                         self.kernel_size, self.stride, self.padding,
-                                         self.dilation, subm=self.subm,
-                                         transposed=self.transposed,
-                                         output_padding=self.output_padding)
+        book, out_shape = build_rulebook_for(x.features, x.indices, x.batch_size,
+                                             x.spatial_shape, self.kernel_size, self.stride,
+                                             self.padding, self.dilation, subm=self.subm,
+                                             transposed=self.transposed,
+                                             output_padding=self.output_padding)
         x._checked = True
         if self.indice_key is not None:
             indice_dict[self.indice_key] = IndiceData(
