@@ -20,7 +20,7 @@ from ..modules.module import Module
 from ..quantized.dtypes import (as_qdtype, per_channel_symmetric, per_tensor_affine,
                                 per_tensor_symmetric, qint8, quint8)
 from ..tensor import Tensor
-from .observer import (FixedQParamsObserver, MovingAverageMinMaxObserver,
+from .observer import (FixedQParamsObserver, _np, MovingAverageMinMaxObserver,
                        MovingAveragePerChannelMinMaxObserver, _is_per_channel, _is_per_tensor,
                        _with_args, default_fixed_qparams_range_0to1_observer,
                        default_fixed_qparams_range_neg1to1_observer)
@@ -160,6 +160,11 @@ def fake_quantize_per_channel_affine(input, scale, zero_point, axis, quant_min, 
 
 # ----------------------------------------------------------------------------- modules
 
+def _switch(flag, enabled):
+    """A new switch buffer (1 or 0) of ``flag``'s dtype, on the host."""
+    return Tensor(np.array([1 if enabled else 0], dtype=_np(flag).dtype))
+
+
 class FakeQuantizeBase(Module):
     """The base of fake-quantize modules: the ``fake_quant_enabled`` / ``observer_enabled``
     switches (uint8 buffers, as PyTorch's)."""
@@ -170,13 +175,13 @@ class FakeQuantizeBase(Module):
         self.register_buffer("observer_enabled", Tensor(np.array([1], np.uint8)))
 
     def enable_fake_quant(self, enabled=True):
-        self.fake_quant_enabled.numpy()[0] = 1 if enabled else 0
+        self.fake_quant_enabled = _switch(self.fake_quant_enabled, enabled)
 
     def disable_fake_quant(self):
         self.enable_fake_quant(False)
 
     def enable_observer(self, enabled=True):
-        self.observer_enabled.numpy()[0] = 1 if enabled else 0
+        self.observer_enabled = _switch(self.observer_enabled, enabled)
 
     def disable_observer(self):
         self.enable_observer(False)
@@ -224,12 +229,12 @@ class FakeQuantize(FakeQuantizeBase):
         return self.activation_post_process.calculate_qparams()
 
     def forward(self, X):
-        if self.observer_enabled.numpy()[0] == 1:
+        if _np(self.observer_enabled)[0] == 1:
             self.activation_post_process(X.detach())
             scale, zero_point = self.calculate_qparams()
-            self.scale = Tensor(scale.numpy().astype(np.float32))
-            self.zero_point = Tensor(zero_point.numpy().astype(np.int32))
-        if self.fake_quant_enabled.numpy()[0] == 1:
+            self.scale = Tensor(_np(scale).astype(np.float32))
+            self.zero_point = Tensor(_np(zero_point).astype(np.int32))
+        if _np(self.fake_quant_enabled)[0] == 1:
             if self.is_per_channel:
                 X = fake_quantize_per_channel_affine(X, self.scale, self.zero_point,
                                                      self.ch_axis, self.quant_min,
@@ -273,15 +278,15 @@ class FusedMovingAvgObsFakeQuantize(FakeQuantize):
         """As ``torch.fused_moving_avg_obs_fake_quant``: the observer's moving average, then
         the buffers' parameters from fbgemm's ``ChooseQuantizationParams`` (not the
         observer's ``calculate_qparams``: PyTorch's fused kernel computes them so)."""
-        if self.observer_enabled.numpy()[0] == 1:
+        if _np(self.observer_enabled)[0] == 1:
             self.activation_post_process(X.detach())
-            lo = self.activation_post_process.min_val.numpy().reshape(-1)
-            hi = self.activation_post_process.max_val.numpy().reshape(-1)
+            lo = _np(self.activation_post_process.min_val).reshape(-1)
+            hi = _np(self.activation_post_process.max_val).reshape(-1)
             pairs = [choose_qparams_fbgemm(a, b, self.quant_min, self.quant_max,
                                            self.is_symmetric_quant) for a, b in zip(lo, hi)]
             self.scale = Tensor(np.array([p[0] for p in pairs], np.float32))
             self.zero_point = Tensor(np.array([p[1] for p in pairs], np.int32))
-        if self.fake_quant_enabled.numpy()[0] == 1:
+        if _np(self.fake_quant_enabled)[0] == 1:
             if self.is_per_channel:
                 return fake_quantize_per_channel_affine(X, self.scale, self.zero_point,
                                                         self.ch_axis, self.quant_min,

@@ -14,7 +14,8 @@ import warnings
 import numpy as np
 
 from ..quantized.dtypes import per_tensor_affine, quint8
-from .observer import F32_EPS, UniformQuantizationObserverBase, _f32, _host, _is_per_tensor
+from .observer import (F32_EPS, UniformQuantizationObserverBase, _f32, _host,
+                       _is_per_tensor, _np)
 
 __all__ = ["HistogramObserver", "histc", "default_histogram_observer"]
 
@@ -90,14 +91,14 @@ class HistogramObserver(UniformQuantizationObserverBase):
             if x.size == 0:
                 return x_orig
             x_min, x_max = x.min(), x.max()
-        cur_min, cur_max = self.min_val.numpy()[()], self.max_val.numpy()[()]
+        cur_min, cur_max = _np(self.min_val)[()], _np(self.max_val)[()]
         if cur_min == np.inf or cur_max == -np.inf:
             self.min_val, self.max_val = _f32(x_min), _f32(x_max)
             self.histogram = _f32(histc(x, self.bins, x_min, x_max))
             return x_orig
         new_min, new_max = min(cur_min, x_min), max(cur_max, x_max)
         update = histc(x, self.bins, new_min, new_max)
-        hist = self.histogram.numpy()
+        hist = _np(self.histogram)
         if new_min == cur_min and new_max == cur_max:
             self.histogram = _f32(hist + update)
         else:
@@ -146,7 +147,7 @@ class HistogramObserver(UniformQuantizationObserverBase):
         dst_of_begin = np.clip(np.floor_divide(src_begin, dw), _F32(0), top)
         dst_of_begin_center = (dst_of_begin + _F32(0.5)) * dw
         dst_of_end = np.clip(np.floor_divide(src_end, dw), _F32(0), top)
-        density = self.histogram.numpy() / bw
+        density = _np(self.histogram) / bw
         norm = np.zeros(bins, np.float32)
         norm += _norm(src_begin - dst_of_begin_center,
                       np.ones(bins, np.float32) * _F32(dst_width / 2), density)
@@ -160,8 +161,8 @@ class HistogramObserver(UniformQuantizationObserverBase):
         """The (min, max) of the least-error range of bins (float32 scalars)."""
         if self.histogram.shape[0] != self.bins:
             raise AssertionError("bins mismatch")
-        hist = self.histogram.numpy()
-        min_val, max_val = self.min_val.numpy()[()], self.max_val.numpy()[()]
+        hist = _np(self.histogram)
+        min_val, max_val = _np(self.min_val)[()], _np(self.max_val)[()]
         bin_width = (max_val - min_val) / _F32(self.bins)
         total = float(hist.sum(dtype=np.float32))
         csum = np.cumsum(hist, dtype=np.float64).astype(np.float32)   # PyTorch: double sums

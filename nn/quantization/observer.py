@@ -84,6 +84,11 @@ def _host(x, what) -> np.ndarray:
     return np.asarray(x.detach().cpu().numpy(), dtype=np.float32)
 
 
+def _np(t) -> np.ndarray:
+    """A buffer's values on the host (buffers may live on the GPU after ``model.cuda()``)."""
+    return np.asarray(t.detach().cpu().numpy())
+
+
 def _f32(value) -> Tensor:
     return Tensor(np.asarray(value, dtype=np.float32))
 
@@ -172,7 +177,7 @@ class UniformQuantizationObserverBase(ObserverBase):
         qmin, qmax = self.quant_min, self.quant_max
         min_neg = np.minimum(min_val, _F32(0))
         max_pos = np.maximum(max_val, _F32(0))
-        eps = self.eps.numpy()[0]
+        eps = _np(self.eps)[0]
         if self._symmetric():
             max_pos = np.maximum(-min_neg, max_pos)
             scale = np.maximum(max_pos / _F32((qmax - qmin) / 2), eps)
@@ -242,11 +247,11 @@ class MinMaxObserver(UniformQuantizationObserverBase):
         return x_orig
 
     def _update(self, lo, hi):
-        self.min_val = _f32(min(lo, self.min_val.numpy()))
-        self.max_val = _f32(max(hi, self.max_val.numpy()))
+        self.min_val = _f32(min(lo, _np(self.min_val)))
+        self.max_val = _f32(max(hi, _np(self.max_val)))
 
     def calculate_qparams(self):
-        return self._calculate_qparams(self.min_val.numpy(), self.max_val.numpy())
+        return self._calculate_qparams(_np(self.min_val), _np(self.max_val))
 
     def extra_repr(self):
         return f"min_val={self.min_val}, max_val={self.max_val}"
@@ -272,7 +277,7 @@ class MovingAverageMinMaxObserver(MinMaxObserver):
         self.averaging_constant = averaging_constant
 
     def _update(self, lo, hi):
-        old_lo, old_hi = self.min_val.numpy(), self.max_val.numpy()
+        old_lo, old_hi = _np(self.min_val), _np(self.max_val)
         if old_lo == np.inf and old_hi == -np.inf:
             self.min_val, self.max_val = _f32(lo), _f32(hi)
             return
@@ -316,14 +321,14 @@ class PerChannelMinMaxObserver(UniformQuantizationObserverBase):
         return x_orig
 
     def _update(self, lo, hi):
-        old_lo, old_hi = self.min_val.numpy(), self.max_val.numpy()
+        old_lo, old_hi = _np(self.min_val), _np(self.max_val)
         if old_lo.size == 0 or old_hi.size == 0:
             self.min_val, self.max_val = _f32(lo), _f32(hi)
         else:
             self.min_val, self.max_val = _f32(np.minimum(lo, old_lo)), _f32(np.maximum(hi, old_hi))
 
     def calculate_qparams(self):
-        return self._calculate_qparams(self.min_val.numpy(), self.max_val.numpy())
+        return self._calculate_qparams(_np(self.min_val), _np(self.max_val))
 
     def extra_repr(self):
         return f"min_val={self.min_val}, max_val={self.max_val}"
@@ -351,7 +356,7 @@ class MovingAveragePerChannelMinMaxObserver(PerChannelMinMaxObserver):
         self.averaging_constant = averaging_constant
 
     def _update(self, lo, hi):
-        old_lo, old_hi = self.min_val.numpy(), self.max_val.numpy()
+        old_lo, old_hi = _np(self.min_val), _np(self.max_val)
         if old_lo.size == 0 or old_hi.size == 0:
             self.min_val, self.max_val = _f32(lo), _f32(hi)
             return

@@ -108,7 +108,7 @@ class _ConvBnNd:
         weight_shape = [-1] + [1] * (ndim - 1)
         bias_shape = [1, -1] + [1] * (ndim - 2)
         scaled_weight = self.weight_fake_quant(self.weight * scale_factor.reshape(weight_shape))
-        zero_bias = zeros(self.out_channels, dtype=input.dtype)
+        zero_bias = zeros(self.out_channels, dtype=input.dtype, device=input.device)
         conv = self._convolve(self._conv, input, scaled_weight, zero_bias)
         conv_orig = conv / scale_factor.reshape(bias_shape)
         if self.bias is not None:

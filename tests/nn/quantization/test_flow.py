@@ -371,3 +371,22 @@ def test_issue_example_qat_trained_and_converted_matches_torch():
     ours(nn.tensor(x))
     theirs(torch.from_numpy(x))
     assert_within_one_lsb(*caught)
+
+
+def test_qat_model_moved_to_gpu():
+    """A prepared QAT model (conv-bn-relu, linear) moved with .cuda() (numba's simulator in
+    the test suite) trains there: outputs as on the CPU, gradients on the GPU."""
+    import copy
+    nn.manual_seed(0)
+    m = nn.Sequential(nn.Conv2d(1, 2, 3), nn.BatchNorm2d(2), nn.ReLU(), nn.Flatten(),
+                      nn.Linear(2 * 3 * 3, 3)).train()
+    m.qconfig = nq.get_default_qat_qconfig()
+    nq.fuse_modules_qat(m, [["0", "1", "2"]], inplace=True)
+    nq.prepare_qat(m, inplace=True)
+    g = copy.deepcopy(m).cuda()
+    x = batches(22, 1, (2, 1, 5, 5))[0]
+    a, b = m(nn.tensor(x)), g(nn.tensor(x).cuda())
+    assert b.device == "cuda"
+    np.testing.assert_allclose(b.detach().cpu().numpy(), a.detach().numpy(), atol=1e-5)
+    b.sum().backward()
+    assert g[0].weight.grad.device == "cuda"
