@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+import warnings
+
 import numpy as np
 
 from te import dtypes
@@ -348,9 +350,13 @@ class Stage:
         """Run the iterations of ``iv`` on the CPU's threads."""
         self._leaf(iv, "parallel")
         if iv.iter_type == COMM_REDUCE:
-            raise ScheduleError(f"parallel on stage {self.name}: {iv.var.name} is a reduction "
-                                "axis and its iterations depend on each other; parallelize a "
-                                "data-parallel axis or rfactor the reduction first")
+            # TVM accepts this and emits a parallel loop whose threads race on the accumulator;
+            # here the schedule is accepted too, but the loop stays serial (right results)
+            warnings.warn(f"parallel on stage {self.name}: {iv.var.name} is a reduction axis "
+                          "and its iterations depend on each other, so it runs serially; "
+                          "parallelize a data-parallel axis or rfactor the reduction first "
+                          "for a parallel reduction", UserWarning, stacklevel=2)
+            return
         self._attr(iv).kind = ForKind.PARALLEL
 
     def bind(self, iv, thread_ivar):

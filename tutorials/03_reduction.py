@@ -68,7 +68,8 @@ print(te.lower(s, [A, B]))
 # ## Reduction factoring
 #
 # The iterations of a reduce axis depend on each other through the accumulator, so they
-# cannot be vectorized or run in parallel. ``rfactor`` breaks that dependency: it computes
+# cannot be vectorized or run in parallel (``parallel`` of a reduce axis warns and leaves the
+# loop serial; TVM's code would race there). ``rfactor`` breaks that dependency: it computes
 # partial sums in a new stage ``B.rf`` in which the chosen part of the reduce axis is a data
 # axis, and ``B`` then only adds up the partial sums.
 
