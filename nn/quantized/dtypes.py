@@ -39,14 +39,16 @@ class qdtype(dtype):
 
     @property
     def qmin(self) -> int:
-        return int(np.iinfo(self.storage).min)
+        return _RANGE[str.__str__(self)][0]
 
     @property
     def qmax(self) -> int:
-        return int(np.iinfo(self.storage).max)
+        return _RANGE[str.__str__(self)][1]
 
 
 _STORAGE = {"quint8": "uint8", "qint8": "int8", "qint32": "int32"}
+# (min, max) of each storage dtype, once (np.iinfo costs microseconds a call)
+_RANGE = {name: (int(np.iinfo(st).min), int(np.iinfo(st).max)) for name, st in _STORAGE.items()}
 QDTYPES = {name: qdtype(name) for name in _STORAGE}
 quint8, qint8, qint32 = QDTYPES["quint8"], QDTYPES["qint8"], QDTYPES["qint32"]
 
