@@ -11,8 +11,9 @@ is a compare-and-swap loop, which te's loop IR has no node for.
     insert_sites    key -> row; a key met twice sets ``bad`` (a duplicate site)
     subm_pairs      M[k, o] = the row of site o's neighbour at offset k, or -1
     conv_candidates C[k, i] = the key of the output that input i reaches at offset k, or -1
-    insert_keys / collect / bitonic_step / set_rank / decode
-                    the distinct output keys, sorted on the device, numbered by rank
+    insert_keys / bitonic_step / set_rank / decode
+                    the distinct output keys listed as inserted, sorted on the device
+                    (bitonic), numbered by rank
     conv_scatter    M[k, rank(C[k, i])] = i
     count_segments / scan_segments / write_pairs
                     M compacted, per offset in output order, into the padded pair lists
@@ -26,9 +27,11 @@ from __future__ import annotations
 
 import functools
 
+from codegen_cuda.emit import simulator
+
 __all__ = ["kernels", "THREADS"]
 
-THREADS = 128
+THREADS = 32 if simulator() else 128      # (the simulator runs each thread as a Python thread)
 
 
 @functools.lru_cache(maxsize=None)

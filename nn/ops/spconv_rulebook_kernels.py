@@ -60,7 +60,7 @@ def insert_sites(keys, tkeys, tvals, mask, bad):
 
 
 @cuda.jit
-def insert_keys(keys, tkeys, mask):
+def insert_keys(keys, tkeys, mask, distinct, count):
     t = cuda.grid(1)
     if t < keys.shape[0] * keys.shape[1]:
         key = keys[t // keys.shape[1], t % keys.shape[1]]
@@ -69,7 +69,10 @@ def insert_keys(keys, tkeys, mask):
         h = slot_of(key, mask)
         while True:
             old = cuda.atomic.cas(tkeys, h, -1, key)
-            if old == -1 or old == key:
+            if old == -1:                   # a new key: listed (in any order; sorted later)
+                distinct[cuda.atomic.add(count, 0, 1)] = key
+                return
+            if old == key:
                 return
             h = (h + 1) & mask
 
@@ -118,14 +121,6 @@ def conv_candidates(indices, out_shape, offsets, stride, padding, dilation, tran
                 ok = False
             key = key * out_shape[d] + o
         cand[k, i] = key if ok else -1
-
-
-@cuda.jit
-def collect(tkeys, out, count):
-    s = cuda.grid(1)
-    if s < tkeys.shape[0] and tkeys[s] != -1:
-        p = cuda.atomic.add(count, 0, 1)
-        out[p] = tkeys[s]
 
 
 @cuda.jit

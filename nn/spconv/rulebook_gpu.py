@@ -21,6 +21,7 @@ import time
 
 import numpy as np
 
+from codegen_cuda.emit import simulator
 from nn.ops.spconv import CHUNK, ROWS
 from nn.ops.spconv_rulebook_gpu import THREADS, kernels
 
@@ -43,8 +44,12 @@ def _dev(array):
     return cuda.to_device(np.ascontiguousarray(array))
 
 
-def _empty(shape, dtype, value=None):
+def _empty(shape, dtype, value=None, kernel=not simulator()):
+    """A device array, filled with ``value`` (by a kernel, or on numba's simulator, where a
+    kernel costs a Python thread per element, by a copy)."""
     from numba import cuda
+    if value is not None and not kernel:
+        return cuda.to_device(np.full(shape, value, dtype))
     a = cuda.device_array(shape, dtype)
     if value is not None and a.size:
         _launch(kernels().fill, a.size, a.reshape(a.size), value)
@@ -151,7 +156,8 @@ def _sort(keys, n):
     while size < n:
         size *= 2
     a = _empty(size, np.int64, np.iinfo(np.int64).max)
-    a[:n].copy_to_device(keys[:n])
+    if n:
+        a[:n].copy_to_device(keys[:n])
     width = 2
     while width <= size:
         step = width // 2
@@ -205,19 +211,16 @@ def build_rulebook_gpu(indices, batch_size, spatial_shape, ksize, stride, paddin
         _launch(k.conv_candidates, kv * n, idx, out_shape_d, offsets_d, vec(stride),
                 vec(padding), vec(dilation), bool(transposed), cand)
         okeys, ovals, omask = _hash_table(kv * n)
-        _launch(k.insert_keys, kv * n, cand, okeys, omask)
-        distinct = _empty(okeys.shape[0], np.int64)
+        distinct = _empty(kv * n, np.int64)
         count = _empty(1, np.int32, 0)
-        _launch(k.collect, okeys.shape[0], okeys, distinct, count)
+        _launch(k.insert_keys, kv * n, cand, okeys, omask, distinct, count)
         n_out = int(count.copy_to_host()[0])
         sorted_keys = _sort(distinct, n_out)
         _launch(k.set_rank, n_out, sorted_keys, n_out, okeys, ovals, omask)
         out_idx = _empty((n_out, ndim + 1), np.int32)
         _launch(k.decode, n_out, sorted_keys, out_shape_d, out_idx)
         out_indices = out_idx.copy_to_host() if n_out else np.zeros((0, ndim + 1), np.int32)
-        m = _empty((kv, n_out), np.int32)
-        if m.size:
-            _launch(k.fill, m.size, m.reshape(m.size), -1)
+        m = _empty((kv, n_out), np.int32, -1)
         _launch(k.conv_scatter, kv * n, cand, okeys, ovals, omask, m)
         book = _compact(m, n, n_out, kv, out_indices)
     book.gather_in, book.slots_out      # the forward's tables, timed with the pairs

@@ -9,7 +9,7 @@ import nn
 import nn.spconv as sp
 from nn.device import host
 from nn.spconv.rulebook import build_rulebook
-from nn.spconv.rulebook_gpu import GpuRulebook, build_rulebook_gpu
+from nn.spconv.rulebook_gpu import GpuRulebook, _empty, build_rulebook_gpu
 from spconv_compare import random_sites
 
 TABLES = ("pair_in", "pair_out", "tile_offset", "gather_in", "gather_out", "slots_out",
@@ -75,6 +75,12 @@ def test_cuda_layers_build_their_rulebooks_on_the_gpu():
     cpu = sp.SparseConvTensor(nn.tensor(feats), idx, [5, 6, 4], 2)
     assert not isinstance(sp.SparseConv3d(2, 3, 3, indice_key="d")(cpu).indice_dict["d"].book,
                           GpuRulebook)
+
+
+def test_device_fill():
+    for dtype, value in ((np.int32, -1), (np.int64, np.iinfo(np.int64).max)):
+        a = _empty((5, 3), dtype, value, kernel=True)
+        np.testing.assert_array_equal(host(a), np.full((5, 3), value, dtype))
 
 
 @pytest.mark.parametrize("bad", ["duplicate", "range", "batch"])
