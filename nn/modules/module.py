@@ -1,12 +1,13 @@
-"""nn.Module and nn.Parameter, as PyTorch has them.
+"""nn.Module, as PyTorch has it.
 
 A Module registers the Parameters, buffers and submodules assigned to its attributes, in
 insertion order, so that ``named_parameters`` and ``state_dict`` name them with PyTorch's dotted
 keys (``0.weight``, ``encoder.layers.1.bias``). Calling a module runs its forward pre-hooks,
 ``forward`` and its forward hooks; with full backward hooks registered, identity autograd
-Functions (``BackwardHookFunction``) around its tensor inputs and outputs report their
-gradients to the hooks. ``UninitializedParameter`` and ``UninitializedBuffer`` hold the
-place of a lazy module's parameters and buffers until their shapes are known.
+Functions (``BackwardHookFunction``, in ``backward_hooks``) around its tensor inputs and outputs
+report their gradients to the hooks. ``Parameter``, ``UninitializedParameter`` and
+``UninitializedBuffer`` (the placeholders of a lazy module's parameters and buffers until their
+shapes are known) are in ``parameter``; this module exports them too.
 """
 from __future__ import annotations
 
@@ -17,91 +18,13 @@ import itertools
 import numpy as np
 
 from .. import autograd, init
-from ..device import host, move
-from ..tensor import FLOATING, Tensor, _check_device, dtype_name, get_default_dtype
+from ..device import host
+from ..tensor import FLOATING, Tensor, _check_device, dtype_name
+from .backward_hooks import BackwardHookFunction, _BackwardHookState  # noqa: F401
+from .parameter import (UNINITIALIZED, Parameter, UninitializedBuffer,  # noqa: F401
+                        UninitializedParameter, _UninitializedTensor)
 
 __all__ = ["Parameter", "UninitializedParameter", "UninitializedBuffer", "Module"]
-
-
-class Parameter(Tensor):
-    """A Tensor that a Module registers as a parameter when assigned to one of its attributes.
-
-    ``Parameter(t)`` shares ``t``'s storage and requires grad unless ``requires_grad=False``.
-    """
-
-    def __init__(self, data=None, requires_grad=True):
-        if data is None:
-            data = np.empty((0,), dtype="float32")
-        elif isinstance(data, Tensor):
-            data = data._data
-        elif not isinstance(data, np.ndarray):
-            raise TypeError(f"Parameter expects a Tensor, not {type(data).__name__}")
-        super().__init__(data, requires_grad=requires_grad)
-
-    def __repr__(self):
-        return "Parameter containing:\n" + super().__repr__()
-
-
-UNINITIALIZED = ("Can't access the shape or values of an uninitialized parameter. Call the "
-                 "module's forward once (lazy modules infer their shapes from the first input) "
-                 "or load a state_dict before using its parameters.")
-
-
-class _UninitializedTensor:
-    """What ``UninitializedParameter`` and ``UninitializedBuffer`` share, as PyTorch's
-    ``UninitializedTensorMixin``: a dtype and a device, and any use of the shape or values
-    is an error until ``materialize`` gives the tensor a shape and turns it into
-    ``cls_to_become``."""
-    cls_to_become = Tensor
-
-    def _init_lazy(self, device, dtype):
-        self._lazy_device = _check_device(device)
-        self._lazy_dtype = dtype_name(dtype or get_default_dtype())
-        return np.empty((0,), self._lazy_dtype)
-
-    @property
-    def _data(self):
-        raise RuntimeError(UNINITIALIZED)
-
-    @_data.setter
-    def _data(self, value):
-        self.__dict__["_data"] = value
-
-    @property
-    def dtype(self):
-        return self._lazy_dtype
-
-    def detach(self):
-        return self
-
-    def materialize(self, shape, device=None, dtype=None):
-        """Give the tensor its ``shape`` (values unset): it becomes ``cls_to_become``."""
-        device = self._lazy_device if device is None else _check_device(device)
-        data = np.empty(tuple(shape), dtype_name(dtype or self._lazy_dtype))
-        self.__dict__["_data"] = move(data, device)
-        self.__class__ = self.cls_to_become
-
-    def __repr__(self):
-        return f"<{type(self).__name__}>"
-
-
-class UninitializedParameter(_UninitializedTensor, Parameter):
-    """The parameter of a lazy module before its shape is known: it has a dtype and
-    ``requires_grad``, and any use of its shape or values is an error until ``materialize``
-    turns it into a ``Parameter``."""
-    cls_to_become = Parameter
-
-    def __init__(self, requires_grad=True, device=None, dtype=None):
-        Parameter.__init__(self, self._init_lazy(device, dtype), requires_grad)
-
-
-class UninitializedBuffer(_UninitializedTensor, Tensor):
-    """The buffer of a lazy module (a lazy batch norm's running statistics) before its shape
-    is known; ``materialize`` (or ``load_state_dict``) turns it into a Tensor."""
-    cls_to_become = Tensor
-
-    def __init__(self, requires_grad=False, device=None, dtype=None):
-        Tensor.__init__(self, self._init_lazy(device, dtype), requires_grad=requires_grad)
 
 
 class LazyModuleMixin:
@@ -706,109 +629,3 @@ def _to_args(args, kwargs):
             raise TypeError(f"to() expects a device, a dtype or a tensor, got {dtype!r}") \
                 from None
     return device, dtype
-
-
-# ----------------------------------------------------------------------------- backward hooks
-
-class _BackwardHookState:
-    """One call of a module with full backward hooks: the identity Functions around its
-    inputs and outputs report the gradients that pass through them.
-
-    The gradients of the outputs reach the outputs' ``BackwardHookFunction`` first: the
-    pre-hooks run on them (and may replace them) and they are kept as ``grad_output``. Those
-    of the inputs reach the inputs' one last, where the hooks see ``grad_input``. When no input
-    requires grad, the hooks run at the outputs with ``grad_input`` all None, as PyTorch's.
-    """
-
-    def __init__(self, module, n_args):
-        self.module = module
-        self.n_args = n_args
-        self.input_slots = ()           # positions of the arguments wrapped
-        self.output_slots, self.n_outputs = (), 0
-        self.grad_output = None
-
-    def wrap_inputs(self, args):
-        self.input_slots = tuple(k for k, a in enumerate(args)
-                                 if isinstance(a, Tensor) and a.requires_grad)
-        if not self.input_slots:
-            return args
-        wrapped = BackwardHookFunction.apply(self.input_grads, *(args[k] for k in self.input_slots))
-        args = list(args)
-        for k, t in zip(self.input_slots, wrapped):
-            args[k] = t
-        return tuple(args)
-
-    def wrap_outputs(self, output):
-        single = isinstance(output, Tensor)
-        outs = (output,) if single else output
-        if not isinstance(outs, (tuple, list)):
-            return output
-        slots = tuple(k for k, o in enumerate(outs) if isinstance(o, Tensor) and o.requires_grad)
-        if not slots:
-            return output
-        self.output_slots, self.n_outputs = slots, len(outs)
-        wrapped = BackwardHookFunction.apply(self.output_grads, *(outs[k] for k in slots))
-        outs = list(outs)
-        for k, t in zip(slots, wrapped):
-            outs[k] = t
-        return outs[0] if single else type(output)(outs)
-
-    def _spread(self, grads, slots, n):
-        full = [None] * n
-        for k, g in zip(slots, grads):
-            full[k] = g
-        return tuple(full)
-
-    def _gather(self, full, slots, n, what):
-        full = tuple(full) if isinstance(full, (tuple, list)) else (full,)
-        if len(full) != n:
-            raise RuntimeError(f"Backward hook returned an invalid number of {what}, got "
-                               f"{len(full)}, but expected {n}")
-        return tuple(full[k] for k in slots)
-
-    def output_grads(self, grads):
-        """The outputs' gradients: run the pre-hooks, keep them as grad_output."""
-        grad_output = self._spread(grads, self.output_slots, self.n_outputs)
-        for hook in list(self.module._backward_pre_hooks.values()):
-            result = hook(self.module, grad_output)
-            if result is not None:
-                grad_output = self._spread(self._gather(result, self.output_slots,
-                                                        self.n_outputs, "grad_output"),
-                                           self.output_slots, self.n_outputs)
-        self.grad_output = grad_output
-        if not self.input_slots:
-            for hook in list(self.module._backward_hooks.values()):
-                result = hook(self.module, (None,) * self.n_args, grad_output)
-                if result is not None and any(r is not None for r in result):
-                    raise RuntimeError("Backward hook for Modules where no input requires "
-                                       "gradient should always return None or None for all "
-                                       "gradients.")
-        return self._gather(grad_output, self.output_slots, self.n_outputs, "grad_output")
-
-    def input_grads(self, grads):
-        """The inputs' gradients: run the hooks, which may replace them."""
-        grad_input = self._run_hooks(self._spread(grads, self.input_slots, self.n_args))
-        return self._gather(grad_input, self.input_slots, self.n_args, "grad_input")
-
-    def _run_hooks(self, grad_input):
-        for hook in list(self.module._backward_hooks.values()):
-            result = hook(self.module, grad_input, self.grad_output)
-            if result is not None:
-                grad_input = self._spread(self._gather(result, self.input_slots, self.n_args,
-                                                       "grad_input"),
-                                          self.input_slots, self.n_args)
-        return grad_input
-
-
-class BackwardHookFunction(autograd.Function):
-    """Identity on a module's inputs or outputs; its backward hands their gradients to
-    ``report`` (which may replace them). Named as PyTorch's."""
-
-    @staticmethod
-    def forward(ctx, report, *tensors):
-        ctx.report = report
-        return tensors
-
-    @staticmethod
-    def backward(ctx, *grads):
-        return (None,) + tuple(ctx.report(grads))
