@@ -17,7 +17,7 @@ from ..quantized.dtypes import per_tensor_affine, quint8
 from .observer import (F32_EPS, UniformQuantizationObserverBase, _f32, _host,
                        _is_per_tensor, _np)
 
-__all__ = ["HistogramObserver", "histc", "default_histogram_observer"]
+__all__ = ["HistogramObserver", "histc", "torch_sum", "default_histogram_observer"]
 
 _F32 = np.float32
 
@@ -47,6 +47,46 @@ def _linspace(start, end, steps) -> np.ndarray:
     first = np.float64(start) + step * i[:half]
     second = np.float64(end) - step * (steps - 1 - i[half:])
     return np.concatenate([first, second]).astype(np.float32)
+
+
+def torch_sum(a: np.ndarray, lanes: int = 8) -> float:
+    """``torch.sum`` of a contiguous float32 vector as PyTorch's CPU kernel adds it (its
+    ``cascade_sum``): ``lanes``-wide vectors (8, as PyTorch 2.13's x86 builds sum, AVX-512
+    hosts included) taken 4 at a time, summed in blocks of 16 rows that cascade into higher
+    levels, the 4 partial vectors added, then the scalar tail and the lanes one by one.
+    Float32 sums depend on this order; the histogram's total and its error sums must match
+    PyTorch's to choose the same bins (large calibrations have fractional bin counts)."""
+    a = np.asarray(a, np.float32).reshape(-1)
+    n_vec = a.size // lanes
+    vecs = a[:n_vec * lanes].reshape(n_vec, lanes)
+    n_rows = n_vec // 4
+    rows = vecs[:n_rows * 4].reshape(n_rows, 4, lanes)
+    power = max(4, int(np.ceil(np.log2(n_rows))) // 4 if n_rows > 1 else 4)
+    step, acc = 1 << power, np.zeros((4, 4, lanes), np.float32)
+    i = 0
+    while i + step <= n_rows:
+        for _ in range(step):
+            acc[0] += rows[i]
+            i += 1
+        for level in range(1, 4):
+            acc[level] += acc[level - 1]
+            acc[level - 1] = 0
+            if i & ((step - 1) << (level * power)):
+                break
+    for i in range(i, n_rows):
+        acc[0] += rows[i]
+    for level in range(1, 4):
+        acc[0] += acc[level]
+    partial = acc[0]
+    for i in range(n_rows * 4, n_vec):
+        partial[0] += vecs[i]
+    total = partial[0] + partial[1] + partial[2] + partial[3]
+    out = np.float32(0)
+    for v in a[n_vec * lanes:]:
+        out = out + v
+    for v in total:
+        out = out + v
+    return float(out)
 
 
 def _norm(delta_begin, delta_end, density):
@@ -155,7 +195,7 @@ class HistogramObserver(UniformQuantizationObserverBase):
             _F32(-dst_width / 2), _F32(dst_width / 2), density)
         dst_of_end_center = dst_of_end * dw + _F32(dst_width / 2)
         norm += _norm(_F32(-dst_width / 2), src_end - dst_of_end_center, density)
-        return float(norm.sum(dtype=np.float32))
+        return torch_sum(norm)
 
     def _non_linear_param_search(self):
         """The (min, max) of the least-error range of bins (float32 scalars)."""
@@ -164,7 +204,7 @@ class HistogramObserver(UniformQuantizationObserverBase):
         hist = _np(self.histogram)
         min_val, max_val = _np(self.min_val)[()], _np(self.max_val)[()]
         bin_width = (max_val - min_val) / _F32(self.bins)
-        total = float(hist.sum(dtype=np.float32))
+        total = torch_sum(hist)
         csum = np.cumsum(hist, dtype=np.float64).astype(np.float32)   # PyTorch: double sums
         stepsize, alpha, beta = 1e-5, 0.0, 1.0
         start_bin, end_bin = 0, self.bins - 1

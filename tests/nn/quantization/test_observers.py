@@ -240,3 +240,28 @@ def test_qconfig_equals_as_torch():
                                  nq.get_default_qconfig("qnnpack"))
     assert nq.qconfig_equals(nq.get_default_qat_qconfig(), nq.get_default_qat_qconfig())
     assert nq.qconfig_equals(None, None) and not nq.qconfig_equals(nq.default_qconfig, None)
+
+
+def test_float32_sum_order_as_torch():
+    from nn.quantization.histogram import torch_sum
+    rng = np.random.default_rng(0)
+    for n in (2048, 5000, 100, 65, 17):
+        for _ in range(5):
+            a = (rng.standard_normal(n) * 10 ** rng.uniform(-3, 6)).astype(np.float32)
+            assert torch_sum(a) == torch.from_numpy(a).sum().item()
+
+
+def test_histogram_observer_on_a_large_calibration_matches_torch():
+    """1.2M values: the bins' counts become fractional (upscaled histograms) beyond float32's
+    exact integers, so the total and the error sums depend on PyTorch's summation order."""
+    rng = np.random.default_rng(99)
+    ours, theirs = nq.HistogramObserver(reduce_range=True), tq.HistogramObserver(
+        reduce_range=True)
+    for _ in range(2):          # the second draw of the generator is the case that needs it
+        data = []
+        for _ in range(6):
+            x = rng.standard_normal(200000) * rng.uniform(0.1, 5) + rng.uniform(-1, 1)
+            data.append(np.maximum(x, 0).astype(np.float32))
+    observe(ours, theirs, data)
+    np.testing.assert_array_equal(ours.histogram.numpy(), theirs.histogram.numpy())
+    assert_same_qparams(ours, theirs)
