@@ -9,6 +9,7 @@ from ...functions.activation import relu
 from ...modules.linear import Identity
 from ...modules.module import Module
 from .. import functional as qF
+from .utils import QuantizedModule
 
 __all__ = ["FloatFunctional", "QFunctional"]
 
@@ -45,7 +46,7 @@ class FloatFunctional(Module):
         return self.activation_post_process(relu(x + y))
 
 
-class QFunctional(Module):
+class QFunctional(QuantizedModule):
     """The quantized operators, giving outputs of parameters ``(self.scale,
     self.zero_point)``; ``mode`` ("float" or "integer") picks the requantization
     arithmetic (see ``nn.quantization.requantize``)."""

@@ -390,3 +390,28 @@ def test_qat_model_moved_to_gpu():
     np.testing.assert_allclose(b.detach().cpu().numpy(), a.detach().numpy(), atol=1e-5)
     b.sum().backward()
     assert g[0].weight.grad.device == "cuda"
+
+
+def test_issue_example_state_dict_keeps_the_float_functional_qparams():
+    """The issue's Net (with its FloatFunctional, converted to QFunctional) saved with nn.save
+    and loaded into a second converted Net: ``skip.scale`` / ``skip.zero_point`` are in the
+    state dict as in PyTorch's, and the loaded model computes the same integers."""
+    import io
+    models = []
+    for seed in (0, 1):
+        nn.manual_seed(seed)
+        models.append(ptq(Net().eval(), [["conv", "relu"]], nq.get_default_qconfig("x86"),
+                          batches(20 + seed, 2, (2, 1, 8, 8))))
+    assert models[0].skip.scale != models[1].skip.scale
+    theirs = ptq(TorchNet().eval(), [["conv", "relu"]], tq.get_default_qconfig("x86"),
+                 batches(20, 2, (2, 1, 8, 8)), torch_side=True)
+    assert {"skip.scale", "skip.zero_point"} <= set(theirs.state_dict())
+    assert {"skip.scale", "skip.zero_point"} <= set(models[0].state_dict())
+    buffer = io.BytesIO()
+    nn.save(models[0].state_dict(), buffer)
+    buffer.seek(0)
+    models[1].load_state_dict(nn.load(buffer))
+    assert (models[1].skip.scale, models[1].skip.zero_point) == \
+        (models[0].skip.scale, models[0].skip.zero_point)
+    x = nn.tensor(batches(23, 1, (2, 1, 8, 8))[0])
+    np.testing.assert_array_equal(models[0](x).numpy(), models[1](x).numpy())
