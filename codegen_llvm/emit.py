@@ -1,61 +1,36 @@
-"""Loop IR -> LLVM IR (llvmlite.ir).
+"""Loop IR -> LLVM IR (llvmlite.ir): the ``Emitter``, its function entry, expressions and
+memory accesses.
 
 Each PrimFunc becomes ``i32 @name(ptr noalias %A, ..., i32 %n, ...)``: one data pointer per
-buffer parameter, then the scalar parameters, then the symbolic shape variables. Parallel loops
-are outlined into a function that each OpenMP thread (libgomp's ``GOMP_parallel``, a persistent
-pool) runs on its chunk of iterations. Allocations of constant small size live on the stack of
-the function that uses them. Larger constant ones at the function's own level (not inside a
-parallel loop) live in a *workspace*: the function then takes one more pointer parameter, and
-the caller passes a per-thread arena of ``Emitter.workspace_bytes`` that stays allocated from
-call to call (malloc'ing megabytes per call cost page faults: a quarter of a convolution's
-time). Nested allocations take the workspace as a stack. The others are malloc'ed.
+buffer parameter, then the scalar parameters, then the symbolic shape variables, then the
+workspace pointer (when an allocation needs it, see emit_loops.py) and the packed-call callback
+(when the body has ``tvm_call_packed``). The emitter is assembled from mixins:
+emit_math.py (math intrinsics: ``e_Call``), emit_loops.py (statements: loops, parallel loops,
+allocations, error returns) and emit_calls.py (tensor intrinsics' calls); emit_base.py holds the
+constants, ``CodegenError``, ``ErrorSite`` and the per-function context they share.
 """
 from __future__ import annotations
-
-from dataclasses import dataclass
 
 from llvmlite import ir
 
 from te import dtypes
 from te.expr import (Add, Binary, Div, FloorDiv, FloorMod, IntImm, Max, Min, Mod, Mul, Sub,
                      Var)
-from schedule.analysis import packed_calls, stored_buffers, uses
+from schedule.analysis import packed_calls
 from schedule.functor import IRVisitor
-from schedule.ir import (Broadcast, Buffer, BufferRef, For, ForKind, Ramp)
+from schedule.ir import (Broadcast, Buffer, BufferRef, ForKind, Ramp)
 from schedule.simplify import INF, const_bounds
 
+from .emit_base import (I32, I64, PTR, STACK_LIMIT, WORKSPACE_LIMIT, CodegenError, _Ctx,
+                        _nbytes, _width)
+# the other names that emit.py defined before the split stay importable from here
+from .emit_base import (ERROR_STATUS, I8, INT32_MAX, STREAM_ALIGN,  # noqa: F401
+                        WORKSPACE_ALIGN, ErrorSite)
 from .emit_calls import CallEmitter
-from .jit import has_symbol
-from .runtime import FORKED_SYMBOL
-from .types import (ARITH, COMPARE, LIBM, LLVM_INTRINSICS, LOGIC, MVEC, mangle, memory_type,
-                    value_type)
+from .emit_loops import StmtEmitter
+from .emit_math import MathEmitter
+from .types import ARITH, COMPARE, LOGIC, mangle, memory_type, value_type
 
-I32 = ir.IntType(32)
-I64 = ir.IntType(64)
-I8 = ir.IntType(8)
-PTR = ir.PointerType(I8)     # llvmlite's typed pointers; LLVM reads them as opaque ptr
-STACK_LIMIT = 256 * 1024
-WORKSPACE_LIMIT = 1 << 30   # bytes: larger constant allocations are malloc'ed (and checked)
-ERROR_STATUS = 1000         # status ERROR_STATUS + k: error site k (Emitter.error_sites) failed
-INT32_MAX = 2**31 - 1
-STREAM_ALIGN = 64           # bytes: the alignment that non-temporal vector stores need
-WORKSPACE_ALIGN = 64        # bytes: each workspace buffer starts at a multiple of this
-
-
-class CodegenError(RuntimeError):
-    pass
-
-
-@dataclass(frozen=True, eq=False)
-class ErrorSite:
-    """A place where the compiled function can stop with status ``ERROR_STATUS + k``; the
-    caller (module.py) makes the message. ``kind``: "alloc" (the byte count of an allocation
-    of ``buffer`` overflows 64 bits or malloc returned NULL) or "index_width" (an int32-indexed
-    buffer of more than 2^31 - 1 elements). The element count is the product of ``factors``."""
-    kind: str
-    buffer: Buffer
-    factors: tuple
-    itemsize: int
 
 
 def symbol(name) -> str:
@@ -64,25 +39,7 @@ def symbol(name) -> str:
     return "tw_" + name
 
 
-class _Ctx:
-    """Per-LLVM-function state: builder, variable values, buffer pointers, loop ranges."""
-
-    def __init__(self, fn, vars_=None, bufs=None, ranges=None):
-        self.fn = fn
-        entry = fn.append_basic_block("entry")
-        self.alloca_builder = ir.IRBuilder(entry)
-        body = fn.append_basic_block("body")
-        self.alloca_builder.branch(body)
-        self.alloca_builder.position_at_start(entry)
-        self.builder = ir.IRBuilder(body)
-        self.vars = dict(vars_ or {})
-        self.bufs = dict(bufs or {})
-        self.ranges = dict(ranges or {})
-        self.live = []              # malloc'ed pointers live here: freed on an error return
-        self.status_ptr = None      # where an outlined loop reports an error (i32*)
-
-
-class Emitter(CallEmitter):
+class Emitter(MathEmitter, StmtEmitter, CallEmitter):
     def __init__(self, module: ir.Module, parallel=True, mvec="", features=None, cpu=""):
         self.module = module
         if features is None:                # the host's (call_llvm_intrin checks them)
@@ -328,116 +285,6 @@ class Emitter(CallEmitter):
             return b.trunc(v, dt)
         return b.sext(v, dt) if dtypes.is_signed(src) else b.zext(v, dt)
 
-    def e_Call(self, e):
-        if e.op in self.CALLS:
-            return self._intrinsic_call(e)
-        if e.op == "tvm_call_packed":
-            return self._call_packed(e)
-        if e.op == "if_then_else":
-            return self._if_then_else(e)
-        args = [self.expr(a) for a in e.args]
-        t = value_type(e.dtype)
-        b = self.b
-        if e.op == "exp" and _is_f32_vector(t):
-            return self._exp_f32(args[0], t)
-        if len(args) == 1 and e.op in MVEC:
-            vec = self._mvec(e.op, args[0], t)
-            if vec is not None:
-                return vec
-        if e.op in LLVM_INTRINSICS:
-            fn = self._declare(f"llvm.{LLVM_INTRINSICS[e.op]}.{mangle(t)}", t, [t] * len(args))
-            return b.call(fn, args)
-        if e.op == "rsqrt":
-            sq = self._declare(f"llvm.sqrt.{mangle(t)}", t, [t])
-            return b.fdiv(self._splat(1.0, t), b.call(sq, args))
-        if e.op == "sigmoid":
-            neg = b.fsub(self._splat(0.0, t), args[0])
-            ex = self._exp_f32(neg, t) if _is_f32_vector(t) else self._mvec("exp", neg, t)
-            if ex is None:
-                ex = b.call(self._declare(f"llvm.exp.{mangle(t)}", t, [t]), [neg])
-            one = self._splat(1.0, t)
-            return b.fdiv(one, b.fadd(one, ex))
-        if e.op in LIBM:
-            return self._libm(LIBM[e.op], args[0], t)
-        bitwise = {"bitwise_and": "and_", "bitwise_or": "or_", "bitwise_xor": "xor"}
-        if e.op in bitwise:
-            return getattr(b, bitwise[e.op])(*args)
-        if e.op in ("shift_left", "shift_right"):
-            return self._shift(e.op, args[0], args[1], e.dtype, t)
-        if e.op == "fmod":
-            return b.frem(*args)                 # LLVM's frem is C's fmod
-        if e.op == "popcount":
-            return b.call(self._declare(f"llvm.ctpop.{mangle(t)}", t, [t]), args)
-        if e.op == "clz":
-            fn = self._declare(f"llvm.ctlz.{mangle(t)}", t, [t, ir.IntType(1)])
-            return b.call(fn, [args[0], ir.Constant(ir.IntType(1), 0)])   # clz(0) = width
-        raise CodegenError(f"llvm codegen: unknown intrinsic {e.op}")
-
-    def _exp_f32(self, x, t):
-        """``exp`` of a float32 vector, inline: x = n*ln2 + r with |r| <= ln2/2 (Cody-Waite),
-        exp(r) by its degree-6 Taylor polynomial (error below 2e-7, about one ulp), then the
-        scale 2^n applied as two powers of two built in the exponent bits, so that results
-        down to the denormals and up to inf come out right. About ten vector instructions
-        per vector, against a call into libmvec."""
-        b = self.b
-        vi = ir.VectorType(I32, t.count)
-        fma = self._declare(f"llvm.fma.{mangle(t)}", t, [t, t, t])
-        rint = self._declare(f"llvm.rint.{mangle(t)}", t, [t])
-        lo_clamp = self._declare(f"llvm.maxnum.{mangle(t)}", t, [t, t])
-        hi_clamp = self._declare(f"llvm.minnum.{mangle(t)}", t, [t, t])
-        xc = b.call(hi_clamp, [b.call(lo_clamp, [x, self._splat(-104.0, t)]),
-                               self._splat(89.0, t)])
-        n = b.call(rint, [b.fmul(xc, self._splat(1.4426950408889634, t))])
-        r = b.call(fma, [n, self._splat(-0.693145751953125, t), xc])       # ln2, high bits
-        r = b.call(fma, [n, self._splat(-1.428606765330187e-06, t), r])    # ln2, low bits
-        p = self._splat(1.0 / 720, t)
-        for c in (1.0 / 120, 1.0 / 24, 1.0 / 6, 0.5, 1.0, 1.0):
-            p = b.call(fma, [p, r, self._splat(c, t)])
-        ni = b.fptosi(n, vi)
-        half = b.ashr(ni, ir.Constant(vi, [ir.Constant(I32, 1)] * t.count))
-        bias = ir.Constant(vi, [ir.Constant(I32, 127)] * t.count)
-        shift = ir.Constant(vi, [ir.Constant(I32, 23)] * t.count)
-        s1 = b.bitcast(b.shl(b.add(half, bias), shift), t)
-        s2 = b.bitcast(b.shl(b.add(b.sub(ni, half), bias), shift), t)
-        y = b.fmul(b.fmul(p, s1), s2)
-        return b.select(b.fcmp_unordered("uno", x, x), x, y)     # NaN stays NaN
-
-    def _mvec(self, name, x, t):
-        """A vector math call through glibc's libmvec (AVX2 / AVX-512 variants), chunk by
-        chunk; None when the type, the CPU or the library does not offer it."""
-        if not isinstance(t, ir.VectorType) or not self.mvec:
-            return None
-        elem = t.element
-        if isinstance(elem, ir.FloatType):
-            suffix, widths = "f", ((16, "e"), (8, "d"))
-        elif isinstance(elem, ir.DoubleType):
-            suffix, widths = "", ((8, "e"), (4, "d"))
-        else:
-            return None
-        for width, isa in widths:
-            if isa not in self.mvec or t.count % width:
-                continue
-            sym = f"_ZGV{isa}N{width}v_{MVEC[name]}{suffix}"
-            if not has_symbol(sym):
-                continue
-            ct = ir.VectorType(elem, width)
-            fn = self._declare(sym, ct, [ct])
-            parts = []
-            for start in range(0, t.count, width):
-                mask = ir.Constant(ir.VectorType(I32, width), list(range(start, start + width)))
-                chunk = x if width == t.count else self.b.shuffle_vector(
-                    x, ir.Constant(t, ir.Undefined), mask)
-                parts.append(self.b.call(fn, [chunk]))
-            while len(parts) > 1:
-                merged = []
-                for a, c in zip(parts[0::2], parts[1::2]):
-                    n = a.type.count * 2
-                    merged.append(self.b.shuffle_vector(
-                        a, c, ir.Constant(ir.VectorType(I32, n), list(range(n)))))
-                parts = merged
-            return parts[0]
-        return None
-
     def _float_to_int(self, v, st, dt, dst):
         """te.dtypes.float_to_int: truncate into int64 saturating (NaN -> 0), then wrap to the
         target; uint64 takes values from 2**63 up through fptoui. A plain fptosi / fptoui of
@@ -454,37 +301,10 @@ class Emitter(CallEmitter):
             return b.select(top, b.call(usat, [v]), wide)
         return wide if _width(dt) == 64 else b.trunc(wide, dt)
 
-    def _shift(self, op, x, amount, dtype, t):
-        """numpy's shifts: an amount of the bit width or more (negative ones too, read
-        unsigned) gives 0, or the sign for an arithmetic right shift; LLVM's shl / ashr /
-        lshr by such an amount are poison."""
-        b = self.b
-        width = dtypes.bits(dtype)
-        big = b.icmp_unsigned(">=", amount, self._splat(width, t))
-        amt = b.and_(amount, self._splat(width - 1, t))
-        if op == "shift_left":
-            return b.select(big, self._splat(0, t), b.shl(x, amt))
-        if dtypes.is_signed(dtype):
-            fill = b.ashr(x, self._splat(width - 1, t))
-            return b.select(big, fill, b.ashr(x, amt))
-        return b.select(big, self._splat(0, t), b.lshr(x, amt))
-
     def _splat(self, value, t):
         if isinstance(t, ir.VectorType):
             return ir.Constant(t, [ir.Constant(t.element, value)] * t.count)
         return ir.Constant(t, value)
-
-    def _libm(self, name, x, t):
-        elem = t.element if isinstance(t, ir.VectorType) else t
-        cname = name + ("f" if isinstance(elem, ir.FloatType) else "")
-        fn = self._declare(cname, elem, [elem])
-        if not isinstance(t, ir.VectorType):
-            return self.b.call(fn, [x])
-        out = ir.Constant(t, ir.Undefined)
-        for k in range(t.count):
-            lane = self.b.extract_element(x, ir.Constant(I32, k))
-            out = self.b.insert_element(out, self.b.call(fn, [lane]), ir.Constant(I32, k))
-        return out
 
     def _if_then_else(self, e):
         cond = self.expr(e.args[0])
@@ -699,248 +519,6 @@ class Emitter(CallEmitter):
         signed = dtypes.is_signed(dtype) and not dtypes.is_bool(dtype)
         return self.b.sext(v, I64) if signed else self.b.zext(v, I64)
 
-    # ------------------------------------------------------------------ statements
-    def stmt(self, s):
-        getattr(self, "s_" + type(s).__name__)(s)
-
-    def s_SeqStmt(self, s):
-        for x in s.seq:
-            self.stmt(x)
-
-    def s_Evaluate(self, s):
-        self.expr(s.value)
-
-    def s_LetStmt(self, s):
-        self.ctx.vars[s.var] = self.expr(s.value)
-        self.stmt(s.body)
-
-    def s_IfThenElse(self, s):
-        cond = self.expr(s.condition)
-        if s.else_case is None:
-            with self.b.if_then(cond):
-                self.stmt(s.then_case)
-            return
-        with self.b.if_else(cond) as (then, otherwise):
-            with then:
-                self.stmt(s.then_case)
-            with otherwise:
-                self.stmt(s.else_case)
-
-    def s_Allocate(self, s):
-        buf = s.buffer
-        mt = memory_type(buf.dtype)
-        nbytes = _nbytes(buf)
-        if nbytes is not None and STACK_LIMIT < nbytes <= WORKSPACE_LIMIT and \
-                self.ctx is self.top and self.workspace is not None:
-            start = -(-self.workspace_top // WORKSPACE_ALIGN) * WORKSPACE_ALIGN
-            raw = self.b.gep(self.workspace, [ir.Constant(I64, start)])
-            self.ctx.bufs[buf] = self.b.bitcast(raw, ir.PointerType(mt))
-            saved, self.workspace_top = self.workspace_top, start + nbytes
-            self.workspace_bytes = max(self.workspace_bytes, self.workspace_top)
-            self.stmt(s.body)
-            self.workspace_top = saved
-            return
-        if nbytes is not None and nbytes <= STACK_LIMIT:
-            count = max(1, nbytes // max(1, _width(mt) // 8))
-            ptr = self.ctx.alloca_builder.alloca(mt, size=ir.Constant(I64, count),
-                                                 name=buf.name.replace(".", "_"))
-            ptr.align = 64
-            self.ctx.bufs[buf] = ptr
-            self.stmt(s.body)
-            return
-        raw = self._malloc(buf, mt)
-        self.ctx.bufs[buf] = self.b.bitcast(raw, ir.PointerType(mt))
-        self.ctx.live.append(raw)
-        self.stmt(s.body)
-        self.ctx.live.pop()
-        self.b.call(self._declare("free", ir.VoidType(), [PTR]), [raw])
-
-    def _malloc(self, buf, mt):
-        """malloc of ``buf``'s bytes, counted in 64 bits: a count that overflows, an int32-
-        indexed buffer of more than 2^31 - 1 elements and a NULL from malloc stop the function
-        with an error status (the caller raises MemoryError / ArgumentError naming ``buf``)."""
-        b = self.b
-        factors = (buf.shape[0], buf.strides[0]) if buf.strides else tuple(buf.shape)
-        itemsize = max(1, _width(mt) // 8)
-        count, over = ir.Constant(I64, 1), ir.Constant(ir.IntType(1), 0)
-        smul = self._declare("llvm.smul.with.overflow.i64",
-                             ir.LiteralStructType([I64, ir.IntType(1)]), [I64, I64])
-        for f in factors:
-            v = self._to_i64(self.expr(f), f.dtype)
-            v = b.select(b.icmp_signed("<", v, ir.Constant(I64, 0)), ir.Constant(I64, 0), v)
-            prod = b.call(smul, [count, v])
-            count, over = b.extract_value(prod, 0), b.or_(over, b.extract_value(prod, 1))
-        prod = b.call(smul, [count, ir.Constant(I64, itemsize)])
-        nbytes, over = b.extract_value(prod, 0), b.or_(over, b.extract_value(prod, 1))
-        self._check(over, ErrorSite("alloc", buf, factors, itemsize))
-        from schedule.passes.storage_flatten import index_dtype
-        if index_dtype(buf.shape) == "int32":
-            self._check(b.icmp_signed(">", count, ir.Constant(I64, INT32_MAX)),
-                        ErrorSite("index_width", buf, factors, itemsize))
-        size = b.select(b.icmp_signed(">", nbytes, ir.Constant(I64, 0)), nbytes,
-                        ir.Constant(I64, 1))        # malloc(0) may return NULL
-        raw = b.call(self._declare("malloc", PTR, [I64]), [size])
-        self._check(b.icmp_unsigned("==", raw, ir.Constant(PTR, None)),
-                    ErrorSite("alloc", buf, factors, itemsize))
-        return raw
-
-    def _check(self, failed, site):
-        """Stop with ``site``'s error status where ``failed`` (an i1) holds."""
-        same = [k for k, e in enumerate(self.error_sites)
-                if e.kind == site.kind and e.buffer is site.buffer]
-        if not same:
-            same = [len(self.error_sites)]
-            self.error_sites.append(site)
-        code = ir.Constant(I32, ERROR_STATUS + same[0])
-        with self.b.if_then(failed, likely=False):
-            self._error_return(code)
-
-    def _error_return(self, status):
-        """Free what this function malloc'ed so far and return ``status`` (an i32 value); in
-        an outlined parallel loop, report it to the function and end this thread's chunk."""
-        free = self._declare("free", ir.VoidType(), [PTR])
-        for raw in reversed(self.ctx.live):
-            self.b.call(free, [raw])
-        if self.ctx is self.top:
-            self.b.ret(status)
-            return
-        self.b.store_atomic(status, self.ctx.status_ptr, "monotonic", 4)
-        self.b.ret_void()
-
-    def _status_ptr(self):
-        """The i32* that outlined loops report errors to (the function's, made on first use)."""
-        if self.ctx is not self.top:
-            return self.ctx.status_ptr
-        if self.status_slot is None:
-            ab = self.top.alloca_builder
-            self.status_slot = ab.alloca(I32, name="loop_status")
-            ab.store(ir.Constant(I32, 0), self.status_slot)
-        return self.status_slot
-
-    def s_For(self, s):
-        if s.kind == ForKind.THREAD_BINDING:
-            raise CodegenError(f"loop {s.loop_var.name} is bound to {s.thread_tag}, a GPU "
-                               "thread index; build with target='cuda' or remove the bind")
-        if any(key == "nontemporal" for key, _ in s.annotations) and not self.streaming:
-            self._streaming_for(s)
-            return
-        if s.kind == ForKind.PARALLEL and self.parallel:
-            self._parallel_for(s)
-            return
-        begin = self.expr(s.min)
-        extent = self.expr(s.extent)
-        self._loop(s.loop_var, begin, self.b.add(begin, extent), s.body, s.extent, s.min)
-
-    def _streaming_for(self, s):
-        """The loop of pragma "nontemporal": when every buffer it stores to is STREAM_ALIGN
-        aligned, a copy whose aligned vector stores are non-temporal runs; else the plain loop.
-        For outputs much larger than the caches, this saves the read of each line before it
-        is written (a third of the traffic of ``c = a + b``)."""
-        b = self.b
-        aligned = ir.Constant(ir.IntType(1), 1)
-        for buf in stored_buffers(s):
-            addr = b.ptrtoint(self._ptr(buf), I64)
-            low = b.and_(addr, ir.Constant(I64, STREAM_ALIGN - 1))
-            aligned = b.and_(aligned, b.icmp_unsigned("==", low, ir.Constant(I64, 0)))
-        with b.if_else(aligned) as (then, otherwise):
-            with then:
-                self.streaming = True
-                self.s_For(s)
-                self.streaming = False
-            with otherwise:
-                plain = For(s.loop_var, s.min, s.extent, s.kind, s.body, s.thread_tag,
-                            tuple(p for p in s.annotations if p[0] != "nontemporal"))
-                self.s_For(plain)
-
-    def _loop(self, var, begin, end, body, extent_expr=None, begin_expr=None):
-        b = self.b
-        t = begin.type
-        pre = b.block
-        head = b.append_basic_block(self._unique(f"for_{var.name}"))
-        loop = b.append_basic_block(self._unique(f"body_{var.name}"))
-        done = b.append_basic_block(self._unique(f"end_{var.name}"))
-        b.branch(head)
-        b.position_at_end(head)
-        phi = b.phi(t, name=var.name)
-        phi.add_incoming(begin, pre)
-        b.cbranch(b.icmp_signed("<", phi, end), loop, done)
-        b.position_at_end(loop)
-        self.ctx.vars[var] = phi
-        lo = const_bounds(begin_expr, self.ctx.ranges)[0] if begin_expr is not None else 0
-        hi = (const_bounds(begin_expr, self.ctx.ranges)[1] + extent_expr.value - 1
-              if isinstance(extent_expr, IntImm) and begin_expr is not None else INF)
-        self.ctx.ranges[var] = (lo, hi)
-        self.stmt(body)
-        self.ctx.ranges.pop(var, None)
-        nxt = b.add(phi, ir.Constant(t, 1))
-        phi.add_incoming(nxt, b.block)
-        b.branch(head)
-        b.position_at_end(done)
-
-    def _parallel_for(self, s):
-        free, cap_bufs = uses(s)
-        cap_vars = [v for v in free if v in self.ctx.vars]
-        fields = [self.ctx.vars[v].type for v in cap_vars] + \
-            [self._ptr(bf).type for bf in cap_bufs]
-        it = value_type(s.loop_var.dtype)      # the loop's width: i64 for an int64 axis
-        status_ptr = self._status_ptr()
-        fields += [status_ptr.type, it, it]     # error status, begin, extent
-        struct = ir.LiteralStructType(fields)
-        outer = self.ctx
-        frame = outer.alloca_builder.alloca(struct, name="closure")
-        values = [outer.vars[v] for v in cap_vars] + [self._ptr(bf) for bf in cap_bufs]
-        values += [status_ptr, self.expr(s.min), self.expr(s.extent)]
-        for k, v in enumerate(values):
-            self.b.store(v, self.b.gep(frame, [ir.Constant(I32, 0), ir.Constant(I32, k)]))
-        worker = ir.Function(self.module, ir.FunctionType(ir.VoidType(), [PTR]),
-                             name=self._unique(f"{outer.fn.name}_parallel"))
-        worker.attributes.add("nounwind")
-        inner = _Ctx(worker, ranges=outer.ranges)
-        self.ctx = inner
-        b = self.b
-        loaded = []
-        arg = b.bitcast(worker.args[0], ir.PointerType(struct))
-        for k in range(len(fields)):
-            loaded.append(b.load(b.gep(arg, [ir.Constant(I32, 0), ir.Constant(I32, k)])))
-        inner.vars.update(zip(cap_vars, loaded))
-        inner.bufs.update(zip(cap_bufs, loaded[len(cap_vars):]))
-        inner.status_ptr, begin, extent = loaded[-3], loaded[-2], loaded[-1]
-        sites = len(self.error_sites)
-        tid = b.call(self._declare("omp_get_thread_num", I32, []), [])
-        nth = b.call(self._declare("omp_get_num_threads", I32, []), [])
-        if it != I32:
-            tid, nth = b.sext(tid, it), b.sext(nth, it)
-        chunk = b.sdiv(b.add(extent, b.sub(nth, ir.Constant(it, 1))), nth)
-        lo = b.mul(tid, chunk)
-        hi = b.add(lo, chunk)
-        hi = b.select(b.icmp_signed("<", hi, extent), hi, extent)
-        self._loop(s.loop_var, b.add(begin, lo), b.add(begin, hi), s.body)
-        b.ret_void()
-        self.ctx = outer
-        gomp = self._declare("GOMP_parallel", ir.VoidType(), [PTR, PTR, I32, I32])
-        # In a child made by fork after libgomp's pool started, GOMP_parallel waits forever
-        # for the parent's threads: there (runtime.FORKED_SYMBOL is nonzero) the worker runs
-        # alone, outside any OpenMP region, where it is thread 0 of 1 and takes every chunk.
-        forked = self.module.globals.get(FORKED_SYMBOL)
-        if forked is None:
-            forked = ir.GlobalVariable(self.module, I32, name=FORKED_SYMBOL)
-        in_child = self.b.icmp_signed("!=", self.b.load(forked), ir.Constant(I32, 0))
-        with self.b.if_else(in_child, likely=False) as (serial, pool):
-            with serial:
-                self.b.call(worker, [self.b.bitcast(frame, PTR)])
-            with pool:
-                self.b.call(gomp, [self.b.bitcast(worker, PTR), self.b.bitcast(frame, PTR),
-                                   ir.Constant(I32, 0), ir.Constant(I32, 0)])
-        if len(self.error_sites) > sites:       # the loop can fail: pass its status on
-            status = self.b.load_atomic(status_ptr, "monotonic", 4)
-            with self.b.if_then(self.b.icmp_signed("!=", status, ir.Constant(I32, 0)),
-                                likely=False):
-                self._error_return(status)
-
-
-def _is_f32_vector(t) -> bool:
-    return isinstance(t, ir.VectorType) and isinstance(t.element, ir.FloatType) and \
-        t.count >= 4
 
 
 def _divisible(e, n) -> bool:
@@ -954,28 +532,12 @@ def _divisible(e, n) -> bool:
     return False
 
 
-def _width(t):
-    if isinstance(t, ir.VectorType):
-        return _width(t.element)
-    if isinstance(t, ir.IntType):
-        return t.width
-    return {ir.HalfType: 16, ir.FloatType: 32, ir.DoubleType: 64}[type(t)]
 
 
 def _with_elem(t, elem):
     return ir.VectorType(elem, t.count) if isinstance(t, ir.VectorType) else elem
 
 
-def _nbytes(buf):
-    """The bytes of an allocation of ``buf``: an int for a constant size, else None.
-    Counted in Python's integers (alloc_size's int32 product wraps: 65536 * 65536 is 0)."""
-    factors = (buf.shape[0], buf.strides[0]) if buf.strides else tuple(buf.shape)
-    count = 1
-    for f in factors:
-        if not isinstance(f, IntImm):
-            return None
-        count *= max(0, f.value)
-    return count * max(1, _width(memory_type(buf.dtype)) // 8)
 
 
 def _allocations(body) -> list:
