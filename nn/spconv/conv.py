@@ -15,10 +15,12 @@ import math
 import numpy as np
 
 from .. import init
+from ..device import is_gpu
 from ..modules.module import Module, Parameter
 from ..tensor import empty
 from . import functions as F
-from .rulebook_gpu import build_rulebook_for
+from .rulebook import build_rulebook
+from .rulebook_gpu import build_rulebook_gpu
 from .tensor import IndiceData, SparseConvTensor
 
 __all__ = ["SparseModule", "SparseConvolution", "SubMConv2d", "SubMConv3d", "SparseConv2d",
@@ -140,11 +142,12 @@ class SparseConvolution(SparseModule):
                                  f"{datas.indices.shape[0]} sites in {datas.spatial_shape}, "
                                  f"the input {x.indices.shape[0]} in {x.spatial_shape}")
             return datas.book, datas.out_indices, datas.spatial_shape, indice_dict
-        book, out_shape = build_rulebook_for(x.features, x.indices, x.batch_size,
-                                             x.spatial_shape, self.kernel_size, self.stride,
-                                             self.padding, self.dilation, subm=self.subm,
-                                             transposed=self.transposed,
-                                             output_padding=self.output_padding)
+        # cuda features: the rulebook is built on the device, its tables stay there
+        build = build_rulebook_gpu if is_gpu(x.features._data) else build_rulebook
+        book, out_shape = build(x.indices, x.batch_size, x.spatial_shape, self.kernel_size,
+                                self.stride, self.padding, self.dilation, subm=self.subm,
+                                transposed=self.transposed,
+                                output_padding=self.output_padding)
         x._checked = True
         if self.indice_key is not None:
             indice_dict[self.indice_key] = IndiceData(

@@ -6,8 +6,9 @@ weight gradient a chunked product over each offset's pairs.
 
 Features on the CPU run the CPU builds (nn/ops/spconv_schedule.py: one build per channel
 count, row counts bound at each call); cuda features run the GPU builds of the same
-declarations (``nn.ops.gpu.schedule_auto``, one build per shape), the rulebook's index tables
-copied to the device. The counts of kernel calls are in ``nn.functions.base.kernel_calls``.
+declarations (``nn.ops.gpu.schedule_auto``, one build per shape) on the rulebook's device
+tables (nn/spconv/rulebook_gpu.py; a host rulebook's tables are copied). The counts of
+kernel calls are in ``nn.functions.base.kernel_calls``.
 An operator with nothing to compute (no sites, no pairs) returns zeros without a kernel.
 """
 from __future__ import annotations

@@ -8,12 +8,13 @@ import collections
 
 import numpy as np
 
+from ..device import is_gpu
 from ..modules.module import Module
 from ..tensor import Tensor
 from . import functions as F
 from .conv import SparseModule, expand
-from .rulebook import _slot_table
-from .rulebook_gpu import build_rulebook_for
+from .rulebook import _slot_table, build_rulebook
+from .rulebook_gpu import build_rulebook_gpu
 from .tensor import IndiceData, SparseConvTensor
 
 __all__ = ["SparseMaxPool", "SparseMaxPool2d", "SparseMaxPool3d", "SparseGlobalMaxPool",
@@ -48,9 +49,9 @@ class SparseMaxPool(SparseModule):
         if self.indice_key is not None and self.indice_key in indice_dict:
             raise ValueError(f"{type(self).__name__}: indice_key {self.indice_key!r} already "
                              "holds a rulebook; give the pooling its own key")
-        book, out_shape = build_rulebook_for(x.features, x.indices, x.batch_size,
-                                             x.spatial_shape, self.kernel_size, self.stride,
-                                             self.padding, self.dilation)
+        build = build_rulebook_gpu if is_gpu(x.features._data) else build_rulebook
+        book, out_shape = build(x.indices, x.batch_size, x.spatial_shape, self.kernel_size,
+                                self.stride, self.padding, self.dilation)
         if self.indice_key is not None:
             indice_dict[self.indice_key] = IndiceData(
                 book, x.indices, x.spatial_shape, out_shape, False, self.kernel_size,

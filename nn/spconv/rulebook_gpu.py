@@ -1,7 +1,8 @@
-"""Rulebooks of cuda SparseConvTensors built on the device (the kernels of
-nn/ops/spconv_rulebook_gpu.py): the same rulebook as ``rulebook.build_rulebook`` (the same
-pairs in the same order, the same output sites in the same order, the same index tables), its
-tables device arrays, so that the GPU kernels read them where they are.
+"""Rulebooks of cuda SparseConvTensors built on the device (the numba.cuda kernels of
+nn/ops/spconv_rulebook_kernels.py, described in nn/ops/spconv_rulebook_gpu.py): the same
+rulebook as ``rulebook.build_rulebook`` (the same pairs in the same order, the same output
+sites in the same order, the same index tables), its tables device arrays, so that the GPU
+kernels read them where they are.
 
     sites -> hash table (key -> row); bad sites or duplicates: the host check raises
     submanifold   M[k, o] = the neighbour of site o at offset k (a probe per (k, o))
@@ -10,8 +11,9 @@ tables device arrays, so that the GPU kernels read them where they are.
     then          M compacted per offset (in output order: the host rulebook sorts each
                   group by output) into lists padded to whole chunks
 
-Only the per-offset pair counts (K numbers), two table widths and the output sites (which
-``SparseConvTensor`` keeps on the host) come back to the host. ``seconds`` is the time of the
+Only an error flag, the number of output sites, the per-offset pair counts (K numbers), two
+table widths and the output sites (which ``SparseConvTensor`` keeps on the host) come back
+to the host. ``seconds`` is the time of the
 construction and of the forward's tables, the GPU synchronized.
 """
 from __future__ import annotations
@@ -25,11 +27,10 @@ from codegen_cuda.emit import simulator
 from nn.ops.spconv import CHUNK, ROWS
 from nn.ops.spconv_rulebook_gpu import THREADS, kernels
 
-from ..device import is_gpu
-from .rulebook import (Rulebook, _offsets, build_rulebook, check_indices, conv_output_shape,
+from .rulebook import (Rulebook, _offsets, check_indices, conv_output_shape,
                        deconv_output_shape)
 
-__all__ = ["GpuRulebook", "build_rulebook_gpu", "build_rulebook_for"]
+__all__ = ["GpuRulebook", "build_rulebook_gpu"]
 
 SEGMENT = 256       # sites per thread of the compaction
 
@@ -228,8 +229,3 @@ def build_rulebook_gpu(indices, batch_size, spatial_shape, ksize, stride, paddin
     book.seconds = time.perf_counter() - start
     return book, out_shape
 
-
-def build_rulebook_for(features, *args, **kwargs):
-    """``build_rulebook_gpu`` for cuda ``features`` (an nn.Tensor), else ``build_rulebook``."""
-    build = build_rulebook_gpu if is_gpu(features._data) else build_rulebook
-    return build(*args, **kwargs)
