@@ -32,7 +32,6 @@ from .emit_math import MathEmitter
 from .types import ARITH, COMPARE, LOGIC, mangle, memory_type, value_type
 
 
-
 def symbol(name) -> str:
     """The LLVM symbol of a built function: prefixed, so that a function named ``exp`` or
     ``malloc`` never replaces the library function that the generated code calls."""
