@@ -31,7 +31,8 @@ Schedule (``schedule_qgemm``): the output is cut into tiles of ``ROWS`` rows x `
 channels; each tile's ``acc`` is computed in registers (k by ``kb`` outermost, then the rows
 and the 16-lane blocks unrolled), each 16-lane step tensorized (``host_path``): one
 ``vpdpbusd`` of ``te.topi.x86.tensor_intrin`` on AVX-512 VNNI hosts (``kb = 4``), one
-``vpmaddwd`` of ``dot_16x1x16_pmaddwd`` on AVX-512BW hosts (``kb = 2``), else the same loops
+``vpmaddwd`` of ``dot_16x1x16_pmaddwd`` on AVX-512BW hosts (``kb = 2``), two 256-bit
+``vpmaddwd`` of ``dot_16x1x16_pmaddwd256`` on AVX2 hosts (``kb = 2``), else the same loops
 vectorized in plain int32 arithmetic; all exact. Tiles are the parallel loop.
 """
 from __future__ import annotations
@@ -46,8 +47,8 @@ BLOCKS = 4          # 16-lane blocks of a register tile (64 channels)
 QMIN, QMAX = 0, 255 # quint8
 
 
-PATHS = ("vnni", "pmaddwd", "plain")
-K_BLOCK = {"vnni": 4, "pmaddwd": 2, "plain": 4}     # reduction values per lane and step
+PATHS = ("vnni", "pmaddwd", "pmaddwd256", "plain")
+K_BLOCK = {"vnni": 4, "pmaddwd": 2, "pmaddwd256": 2, "plain": 4}   # reduction values per lane
 
 
 def vnni_available() -> bool:
@@ -59,8 +60,9 @@ def vnni_available() -> bool:
 def host_path() -> str:
     """The product's instructions on this host: ``vnni`` (AVX-512 VNNI ``vpdpbusd``: 64
     u8 x s8 products per instruction), ``pmaddwd`` (AVX-512BW: the bytes widened to int16,
-    ``vpmaddwd``: 32 exact products per instruction) or ``plain`` (int32 vector arithmetic,
-    any CPU). All three are exact. (``vpmaddubsw``, TVM's AVX-512BW / AVX2 sequence, saturates
+    ``vpmaddwd``: 32 exact products per instruction), ``pmaddwd256`` (AVX2 without AVX-512BW:
+    the same on 256-bit registers, 16 products per instruction) or ``plain`` (int32 vector
+    arithmetic, any CPU). All are exact. (``vpmaddubsw``, TVM's AVX-512BW / AVX2 sequence, saturates
     its int16 pair sums, so it is not used.)"""
     from te.topi.x86.tensor_intrin import host_features
     have = host_features()
@@ -68,6 +70,8 @@ def host_path() -> str:
         return "vnni"
     if {"avx512f", "avx512bw"} <= have:
         return "pmaddwd"
+    if "avx2" in have:
+        return "pmaddwd256"
     return "plain"
 
 
@@ -101,14 +105,53 @@ def dot_16x1x16_pmaddwd():
                               default_buffer_params={"offset_factor": 1})
 
 
+def dot_16x1x16_pmaddwd256():
+    """``dot_16x1x16_pmaddwd``'s intrinsic on AVX2 (256-bit registers, no AVX-512): the 16
+    lanes as two halves of 8 int32, each one ``vpmaddwd`` (``llvm.x86.avx2.pmadd.wd``) of the
+    values widened to int16 (exact: no int16 sum saturates)."""
+    from schedule.ir import seq
+    from te import compute, const, decl_tensor_intrin, placeholder, reduce_axis, var
+    from te import sum as te_sum
+    from te.intrin import call_llvm_pure_intrin, reinterpret
+    from te.tir import decl_buffer
+    half = LANES // 2
+    data = placeholder((2,), dtype="uint8", name="data")
+    kernel = placeholder((LANES, 2), dtype="int8", name="kernel")
+    k = reduce_axis((0, 2), name="k")
+    C = compute((LANES,), lambda i: te_sum(data[k].astype("int32") *
+                                           kernel[i, k].astype("int32"), axis=k), name="C")
+    a_buffer = decl_buffer(data.shape, dtype="uint8", name="a_buffer", offset_factor=1,
+                           strides=[1])
+    b_buffer = decl_buffer(kernel.shape, dtype="int8", name="b_buffer", offset_factor=1,
+                           strides=[var("ldw"), 1])
+
+    def intrin_func(ins, outs):
+        pair = ins[0].vload([0], "uint8x2").astype("int16x2")
+        a = reinterpret("int16x16", reinterpret("int32", pair).astype("int32x8"))
+        prods = [call_llvm_pure_intrin(
+            "int32x8", "llvm.x86.avx2.pmadd.wd", const(2, "uint32"), a,
+            ins[1].vload([h * half, 0], "int8x16").astype("int16x16")) for h in (0, 1)]
+        zero = const(0, "int32x8")
+        return (seq(*(outs[0].vstore(h * half, prods[h]) for h in (0, 1))),
+                seq(*(outs[0].vstore(h * half, zero) for h in (0, 1))),
+                seq(*(outs[0].vstore(h * half, outs[0].vload([h * half], "int32x8") +
+                                     prods[h]) for h in (0, 1))))
+    return decl_tensor_intrin(C.op, intrin_func,
+                              name="dot_16x1x16_uint8_int8_int32_pmaddwd256",
+                              binds={data: a_buffer, kernel: b_buffer},
+                              default_buffer_params={"offset_factor": 1})
+
+
 def tensorize_lanes(stage, lanes_axis, k_inner, path):
     """The 16 lanes x ``K_BLOCK[path]`` reduction values of a tile step: tensorized
-    (``vnni``, ``pmaddwd``) or vectorized int32 arithmetic (``plain``)."""
+    (``vnni``, ``pmaddwd``, ``pmaddwd256``) or vectorized int32 arithmetic (``plain``)."""
     if path == "vnni":
         from te.topi.x86 import tensor_intrin
         stage.tensorize(lanes_axis, tensor_intrin.dot_16x1x16_uint8_int8_int32_cascadelake())
     elif path == "pmaddwd":
         stage.tensorize(lanes_axis, dot_16x1x16_pmaddwd())
+    elif path == "pmaddwd256":
+        stage.tensorize(lanes_axis, dot_16x1x16_pmaddwd256())
     elif path == "plain":
         stage.vectorize(lanes_axis)
         stage.unroll(k_inner)

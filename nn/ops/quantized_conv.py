@@ -20,7 +20,8 @@ channels per group rounded up to ``kb``):
 Schedule: tiles of ``rows`` output columns x ``16 * cb`` channels, each tile's ``acc`` in
 registers (the reduction outermost, then the columns and the 16-lane blocks unrolled), the
 16 lanes x ``kb`` channels tensorized as ``nn.ops.quantized``'s (``vpdpbusd`` on VNNI hosts,
-``vpmaddwd`` on AVX-512BW, vectorized int32 arithmetic elsewhere); output rows (n, oy) are
+``vpmaddwd`` on AVX-512BW, two 256-bit ``vpmaddwd`` on AVX2, vectorized int32 arithmetic
+elsewhere); output rows (n, oy) are
 the parallel loop. The input is read NCHW or
 NHWC (``channels_last``: what this kernel gives, so that a chain of convolutions never
 transposes).
