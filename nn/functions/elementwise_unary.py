@@ -12,6 +12,7 @@ import math
 
 import numpy as np
 
+from nn.ops import activation as act
 from nn.ops import cpu, declare
 
 from ..tensor import zeros_like
@@ -42,6 +43,9 @@ class Unary(Op):
     ``None`` as derivative means zero almost everywhere (rounding, ``sign``).
     """
     kernel = None
+    # an Op ``gradient(g, saved)`` computing ``g * derivative`` in one kernel (else the
+    # derivative runs in operators)
+    gradient = None
     # what the derivative reads, and so what the node keeps, as PyTorch's: "input" (log,
     # sin...), "output" (exp, tanh, relu, reciprocal...) or "" (nothing: rounding, sign,
     # frac). An in-place write to a tensor that is not kept is then allowed, as in PyTorch,
@@ -63,6 +67,9 @@ class Unary(Op):
     @staticmethod
     def backward(ctx, g):
         x, out = ctx.saved_tensors
+        gradient = ctx._forward_cls.gradient
+        if gradient is not None:
+            return gradient.apply(g, x if out is None else out), None
         d = ctx._forward_cls.derivative(x, out)
         if d is None:       # zeros, not g * 0: an inf or NaN gradient still gives 0 (PyTorch)
             return zeros_like(g, device=g.device), None
@@ -72,14 +79,16 @@ class Unary(Op):
         return g * d, None
 
 
-def _unary(name, kernel, derivative=None, integers="float", saves="input"):
+def _unary(name, kernel, derivative=None, integers="float", saves="input", gradient=None):
     """Define the Op ``name`` and its public function.
 
     ``integers``: "float" computes integer inputs in float32, "keep" keeps their dtype,
     "refuse" raises PyTorch's error for them. ``saves``: what ``derivative`` reads ("input",
-    "output" or ""; nothing without a derivative).
+    "output" or ""; nothing without a derivative). ``gradient``: the one-kernel Op of
+    ``g * derivative`` (``Unary.gradient``).
     """
-    body = {"kernel": kernel, "__module__": __name__, "__doc__": f"Elementwise {name}."}
+    body = {"kernel": kernel, "__module__": __name__, "__doc__": f"Elementwise {name}.",
+            "gradient": gradient}
     if derivative is not None:
         body["derivative"] = staticmethod(derivative)
     body["saves"] = saves if derivative is not None else ""
@@ -122,8 +131,26 @@ tanh = _unary("tanh", cpu.tanh, lambda x, out: 1 - out * out, saves="output")
 sigmoid = _unary("sigmoid", cpu.sigmoid, lambda x, out: out * (1 - out), saves="output")
 reciprocal = _unary("reciprocal", declare.reciprocal, lambda x, out: -(out * out),
                     saves="output")
+
+
+class ReluGrad(Op):
+    """relu's gradient ``g * (out != 0)`` from its saved output in one kernel (PyTorch's
+    ``threshold_backward``); its own gradient in ``g`` is the same kernel, in ``out`` zero."""
+
+    @staticmethod
+    def forward(ctx, g, out):
+        ctx.save_for_backward(out)
+        return _kernel(act.relu_backward, g._data, out._data, out_shape=out.shape)
+
+    @staticmethod
+    def backward(ctx, gg):
+        (out,) = ctx.saved_tensors
+        return (ReluGrad.apply(gg, out) if ctx.needs_input_grad[0] else None), None
+
+
 # out != 0, not out > 0: the gradient passes where the output is NaN, as PyTorch's
-_relu = _unary("relu", cpu.relu, lambda x, out: out != 0, integers="keep", saves="output")
+_relu = _unary("relu", cpu.relu, lambda x, out: out != 0, integers="keep", saves="output",
+               gradient=ReluGrad)
 
 
 def relu(input, inplace=False):

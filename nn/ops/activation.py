@@ -1,6 +1,7 @@
 """te declarations of the activation functions: for each, a fused forward ``f(x)`` and a fused
 backward ``g * f'(x)`` computed from the input, one pass each, in the default injective
-schedule. Parameters (a slope, alpha, beta...) are kernel parameters.
+schedule. Parameters (a slope, alpha, beta...) are kernel parameters. ``relu_backward`` is
+relu's (whose forward is ``cpu.relu``), from the saved output.
 
     fwd, bwd = ACTIVATIONS["elu"]
     cpu.build(fwd, [(n,)], alpha=1.0, scale=1.0, input_scale=1.0)
@@ -160,6 +161,11 @@ ACTIVATIONS = {name: _pair(name, f, df) for name, f, df in [
     ("hardswish", hardswish, d_hardswish), ("softsign", softsign, d_softsign),
     ("logsigmoid", logsigmoid, d_logsigmoid), ("threshold", threshold, d_threshold)]}
 ACTIVATIONS["celu"] = ACTIVATIONS["elu"]        # elu with input_scale = 1 / alpha
+
+# relu's gradient from its saved output, one pass (PyTorch's threshold_backward): ``g`` where
+# the output is not 0 (NaN passes, as ``NaN <= 0`` fails there), else 0
+relu_backward = elementwise(
+    "relu_backward", lambda g, out: te.select(out.not_equal(_c(0, out)), g, _c(0, g)))
 
 prelu = elementwise("prelu", lambda x, w: te.select(x > 0, x, w * x))
 
