@@ -1,9 +1,13 @@
 """Quantized Linear (batch 256, 1024 -> 1024) and Conv2d (1x64x56x56, 3x3, 64 out, padding
 1): nn.quantized's modules (one te kernel each: uint8 x int8 products on vpdpbusd where the
-host has AVX-512 VNNI, vpmaddwd on AVX-512BW, the requantization fused) next to PyTorch's quantized modules (x86
-engine, and fbgemm for the conv) and to our own float32 nn.Linear / nn.Conv2d, in the same
+host has AVX-512 VNNI, vpmaddwd on AVX-512BW, 256-bit vpmaddwd on AVX2-only hosts, the
+requantization fused) next to PyTorch's quantized modules (x86 engine, and fbgemm for the conv) and to our own float32 nn.Linear / nn.Conv2d, in the same
 run, on 1 and 2 threads. Our integers are checked against PyTorch's (fbgemm) first: at most
-1 LSB apart. Prints medians over interleaved rounds, the ratios and the CPU.
+1 LSB apart. Prints medians over interleaved rounds, the ratios and the CPU. With
+``--all-paths`` our modules are also timed on each slower product path the host can run
+(``qgemm.available_paths()``: on an AVX-512 host ``pmaddwd``, ``pmaddwd256`` (what an
+AVX2-only host such as Zen 2 / 3 runs) and ``plain``), their integers first checked equal to
+the host path's.
 
     python benchmarks/quantized.py [--rounds 9] [--threads 1 2] [--all-paths]
 """
@@ -98,7 +102,7 @@ def main():
     p.add_argument("--threads", type=int, nargs="+", default=[1, 2])
     p.add_argument("--all-paths", action="store_true",
                    help="also time our modules on the host's slower product paths "
-                        "(vpmaddwd, plain int32)")
+                        "(vpmaddwd, 256-bit vpmaddwd, plain int32)")
     args = p.parse_args()
     if torch is None:
         raise SystemExit("benchmarks/quantized.py compares with PyTorch's quantized modules: "
@@ -115,6 +119,18 @@ def main():
             raise SystemExit(f"{name}: our integers differ from PyTorch's by {diff.max()}")
         print(f"  {name}: integers equal to PyTorch's (fbgemm) but {int((diff > 0).sum())} "
               f"of {diff.size} (1 LSB)")
+        if args.all_paths:
+            for path in qgemm.available_paths()[1:]:
+                old = qgemm.set_path(path)
+                try:
+                    other = check()[0]
+                finally:
+                    qgemm.set_path(old)
+                if not np.array_equal(other.int_repr().numpy(), ours.int_repr().numpy()):
+                    raise SystemExit(f"{name}: the {path} path's integers differ from the "
+                                     f"{qgemm.PATH} path's")
+            print(f"  {name}: the paths {', '.join(qgemm.available_paths())} give the same "
+                  "integers")
     for threads in args.threads:
         te.set_num_threads(threads)
         torch.set_num_threads(threads)
