@@ -92,3 +92,28 @@ def test_piecewise_linear_activations_run_one_kernel_each_way(name, args):
     assert sum(_delta(before).values()) == 2
     getattr(torch.nn.functional, name)(t, *args).backward(torch.ones_like(t))
     np.testing.assert_array_equal(x.grad.numpy(), t.grad.numpy())
+
+
+# max_pool with rows narrower than a vector runs rows and columns fused in vectors
+# (nn.ops.pool._schedule_narrow): tails, padding, ceil_mode, dilation, NaN, ties, float64
+@pytest.mark.parametrize("shape,kw", [
+    ((2, 3, 13, 13), dict(kernel_size=2, stride=1)),
+    ((2, 3, 30, 30), dict(kernel_size=2, stride=2)),
+    ((1, 2, 9, 7), dict(kernel_size=3, stride=2, padding=1, ceil_mode=True)),
+    ((1, 2, 11, 10), dict(kernel_size=2, stride=1, dilation=2)),
+    ((3, 1, 6, 5), dict(kernel_size=(2, 3), stride=(1, 2)))])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_narrow_max_pool_matches_pytorch(shape, kw, dtype):
+    rng = np.random.default_rng(6)
+    data = rng.integers(-3, 4, shape).astype(dtype)      # ties: the first maximum wins
+    data.flat[::17] = np.nan
+    x = nn.tensor(data.copy(), requires_grad=True)
+    t = torch.tensor(data.copy(), requires_grad=True)
+    out, idx = F.max_pool2d(x, return_indices=True, **kw)
+    want, widx = torch.nn.functional.max_pool2d(t, return_indices=True, **kw)
+    np.testing.assert_array_equal(out.detach().numpy(), want.detach().numpy())
+    np.testing.assert_array_equal(idx.numpy(), widx.numpy())
+    g = rng.standard_normal(want.shape).astype(dtype)
+    out.backward(nn.tensor(g))
+    want.backward(torch.tensor(g))
+    np.testing.assert_allclose(x.grad.numpy(), t.grad.numpy(), rtol=1e-6)
