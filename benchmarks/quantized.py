@@ -1,9 +1,10 @@
 """Quantized Linear (batch 256, 1024 -> 1024) and Conv2d (1x64x56x56, 3x3, 64 out, padding
 1): nn.quantized's modules (one te kernel each: uint8 x int8 products on vpdpbusd where the
 host has AVX-512 VNNI, vpmaddwd on AVX-512BW, 256-bit vpmaddwd on AVX2-only hosts, the
-requantization fused) next to PyTorch's quantized modules (x86 engine, and fbgemm for the conv) and to our own float32 nn.Linear / nn.Conv2d, in the same
-run, on 1 and 2 threads. Our integers are checked against PyTorch's (fbgemm) first: at most
-1 LSB apart. Prints medians over interleaved rounds, the ratios and the CPU. With
+requantization fused) next to PyTorch's quantized modules (x86 engine, and fbgemm for the
+conv) and to our own float32 nn.Linear / nn.Conv2d, in the same run, on 1 and 2 threads.
+Our integers are checked against PyTorch's (fbgemm) first: at most 1 LSB apart. Prints
+medians over interleaved rounds, the ratios and the CPU. With
 ``--all-paths`` our modules are also timed on each slower product path the host can run
 (``qgemm.available_paths()``: on an AVX-512 host ``pmaddwd``, ``pmaddwd256`` (what an
 AVX2-only host such as Zen 2 / 3 runs) and ``plain``), their integers first checked equal to

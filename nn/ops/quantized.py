@@ -47,8 +47,10 @@ BLOCKS = 4          # 16-lane blocks of a register tile (64 channels)
 QMIN, QMAX = 0, 255 # quint8
 
 
-PATHS = ("vnni", "pmaddwd", "pmaddwd256", "plain")
+PATHS = ("vnni", "pmaddwd", "pmaddwd256", "plain")                # fastest first
 K_BLOCK = {"vnni": 4, "pmaddwd": 2, "pmaddwd256": 2, "plain": 4}   # reduction values per lane
+NEEDS = {"vnni": {"avx512f", "avx512vnni"}, "pmaddwd": {"avx512f", "avx512bw"},
+         "pmaddwd256": {"avx2"}, "plain": set()}    # each path's CPU features (LLVM's names)
 
 
 def vnni_available() -> bool:
@@ -57,22 +59,21 @@ def vnni_available() -> bool:
     return {"avx512f", "avx512vnni"} <= host_features()
 
 
+def host_paths(features=None) -> tuple:
+    """The paths a CPU with ``features`` (None: this host's) can run, fastest first."""
+    from te.topi.x86.tensor_intrin import host_features
+    have = host_features() if features is None else set(features)
+    return tuple(p for p in PATHS if NEEDS[p] <= have)
+
+
 def host_path() -> str:
     """The product's instructions on this host: ``vnni`` (AVX-512 VNNI ``vpdpbusd``: 64
     u8 x s8 products per instruction), ``pmaddwd`` (AVX-512BW: the bytes widened to int16,
-    ``vpmaddwd``: 32 exact products per instruction), ``pmaddwd256`` (AVX2 without AVX-512BW:
-    the same on 256-bit registers, 16 products per instruction) or ``plain`` (int32 vector
-    arithmetic, any CPU). All are exact. (``vpmaddubsw``, TVM's AVX-512BW / AVX2 sequence, saturates
-    its int16 pair sums, so it is not used.)"""
-    from te.topi.x86.tensor_intrin import host_features
-    have = host_features()
-    if {"avx512f", "avx512vnni"} <= have:
-        return "vnni"
-    if {"avx512f", "avx512bw"} <= have:
-        return "pmaddwd"
-    if "avx2" in have:
-        return "pmaddwd256"
-    return "plain"
+    ``vpmaddwd``: 32 exact products per instruction), ``pmaddwd256`` (AVX2 without
+    AVX-512BW: the same on 256-bit registers, 16) or ``plain`` (int32 vector arithmetic, any
+    CPU). All are exact. (``vpmaddubsw``, TVM's AVX-512BW / AVX2 sequence, saturates its
+    int16 pair sums, so it is not used.)"""
+    return host_paths()[0]
 
 
 def dot_16x1x16_pmaddwd():

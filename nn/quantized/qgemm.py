@@ -7,10 +7,10 @@ quint8 input and the output parameters, prepares the per-channel epilogue values
 input's scale (O(channels) host arithmetic, PyTorch's float32 formulas) and runs the kernel.
 
 ``PATH`` picks the product's instructions (``nn.ops.quantized.host_path``, detected when this
-module is imported: ``vnni``, ``pmaddwd``, ``pmaddwd256`` (AVX2 hosts) or ``plain``; the environment variable
-``NN_QUANTIZED_PATH`` overrides it); ``set_path`` changes it (the tests run every path the
-host can). The packed layout follows the path (4 or 2 reduction values per lane), packed
-again on first use when the path changes.
+module is imported: ``vnni``, ``pmaddwd``, ``pmaddwd256`` (AVX2 hosts) or ``plain``; the
+environment variable ``NN_QUANTIZED_PATH`` overrides it); ``set_path`` changes it (the tests
+run every path the host can). The packed layout follows the path (4 or 2 reduction values
+per lane), packed again on first use when the path changes.
 """
 from __future__ import annotations
 
@@ -35,9 +35,7 @@ PATH = os.environ.get("NN_QUANTIZED_PATH") or qops.host_path()
 
 def available_paths() -> tuple:
     """The paths this host can run, fastest first."""
-    return {"vnni": ("vnni", "pmaddwd", "pmaddwd256", "plain"),
-            "pmaddwd": ("pmaddwd", "pmaddwd256", "plain"),
-            "pmaddwd256": ("pmaddwd256", "plain"), "plain": ("plain",)}[qops.host_path()]
+    return qops.host_paths()
 
 
 def set_path(path: str) -> str:

@@ -1,8 +1,8 @@
 """The AVX2 product (``pmaddwd256``: the bytes widened to int16, two 256-bit ``vpmaddwd`` per
 16 lanes), forced with ``qgemm.set_path``: Linear and Conv2d against torch's fbgemm modules
-and exactly against the AVX-512 ``pmaddwd`` path and a numpy gemmlowp reference; and the
-kernel built for an AVX2-only CPU (``-mcpu=haswell``: no zmm register in its code) runs and
-gives numpy's integers."""
+and exactly against the host's other paths and a numpy gemmlowp reference; the kernel built
+for an AVX2-only CPU (``-mcpu=haswell``: no zmm register in its code) runs and gives numpy's
+integers."""
 import numpy as np
 import pytest
 import torch
@@ -59,8 +59,7 @@ def test_linear_matches_torch_and_pmaddwd(avx2, per_channel):
     x, tx = qx((6, 37), 0.02, 3)
     got = ours(x)
     assert_lsb(got, theirs(tx))
-    others = [p for p in ("pmaddwd", "plain") if p in qgemm.available_paths()]
-    for path in others:
+    for path in set(qgemm.available_paths()) - {"pmaddwd256"}:
         np.testing.assert_array_equal(got.int_repr().numpy(), _other_path(ours, x, path))
 
 
@@ -92,8 +91,8 @@ def test_conv2d_matches_torch_and_pmaddwd(avx2, groups, stride, padding):
     x, tx = qx((2, 6, 7, 9), 0.02, 3)
     got = c(x)
     assert_lsb(got, tc(tx))
-    if "pmaddwd" in qgemm.available_paths():
-        np.testing.assert_array_equal(got.int_repr().numpy(), _other_path(c, x, "pmaddwd"))
+    for path in qgemm.available_paths()[:2]:
+        np.testing.assert_array_equal(got.int_repr().numpy(), _other_path(c, x, path))
 
 
 def test_built_for_avx2_cpu_has_no_zmm_and_runs():
@@ -125,12 +124,13 @@ def test_built_for_avx2_cpu_has_no_zmm_and_runs():
     np.testing.assert_array_equal(res[:, :32], gemmlowp_requant(acc, real, 77))
 
 
-def test_avx2_host_selects_pmaddwd256(monkeypatch):
-    """An AVX2 host without AVX-512BW (Zen 2 / 3, Haswell .. Comet Lake) gets the path."""
-    import te.topi.x86.tensor_intrin as ti
-    monkeypatch.setattr(ti, "host_features", lambda: {"avx2", "fma", "avx"})
-    assert qops.host_path() == "pmaddwd256"
-    monkeypatch.setattr(ti, "host_features", lambda: {"avx2", "avx512f", "avx512bw"})
-    assert qops.host_path() == "pmaddwd"
-    monkeypatch.setattr(ti, "host_features", lambda: {"sse4.2"})
-    assert qops.host_path() == "plain"
+def test_host_features_select_the_path():
+    """Zen 2 / 3, Haswell .. Comet Lake, Alder Lake (AVX2, no AVX-512) get ``pmaddwd256``;
+    AVX-512 hosts their AVX-512 paths first."""
+    assert qops.host_paths({"avx", "avx2", "fma"}) == ("pmaddwd256", "plain")
+    assert qops.host_paths({"avx2", "avxvnni"}) == ("pmaddwd256", "plain")
+    assert qops.host_paths({"avx2", "avx512f", "avx512bw"}) == \
+        ("pmaddwd", "pmaddwd256", "plain")
+    assert qops.host_paths({"avx2", "avx512f", "avx512bw", "avx512vl", "avx512vnni"}) == \
+        qops.PATHS
+    assert qops.host_paths({"sse4.2"}) == ("plain",)
