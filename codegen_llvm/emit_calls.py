@@ -36,11 +36,21 @@ X86_FEATURES = (
     ("llvm.x86.avx512.vpdpwssd.512", ("avx512vnni",)),
     ("llvm.x86.avx512.vpdpbusd.256", ("avx512vnni", "avx512vl")),
     ("llvm.x86.avx512.vpdpbusd.128", ("avx512vnni", "avx512vl")),
-    ("llvm.x86.avxvnni.", ("avxvnni",)),
     ("llvm.x86.avx512.pmaddubs.w.512", ("avx512bw",)),
     ("llvm.x86.avx512.pmaddw.d.512", ("avx512bw",)),
     ("llvm.x86.avx512.", ("avx512f",)),
     ("llvm.x86.avx2.", ("avx2",)),
+)
+
+
+# intrinsics that another feature set also provides: the 256/128-bit VNNI dot products are
+# AVX-VNNI's VEX-encoded instructions too (LLVM has no llvm.x86.avxvnni.* intrinsics: on an
+# AVX-VNNI host the llvm.x86.avx512.vpdpbusd.256 call is selected as {vex} vpdpbusd)
+X86_ALTERNATIVES = (
+    ("llvm.x86.avx512.vpdpbusd.256", ("avxvnni",)),
+    ("llvm.x86.avx512.vpdpbusds.256", ("avxvnni",)),
+    ("llvm.x86.avx512.vpdpbusd.128", ("avxvnni",)),
+    ("llvm.x86.avx512.vpdpbusds.128", ("avxvnni",)),
 )
 
 
@@ -50,6 +60,12 @@ def required_features(name) -> tuple:
         if name.startswith(prefix):
             return feats
     return ()
+
+
+def feature_options(name) -> list:
+    """Every feature set that provides intrinsic ``name``: ``required_features`` first."""
+    return [required_features(name)] + [feats for prefix, feats in X86_ALTERNATIVES
+                                         if name.startswith(prefix)]
 
 
 def _has(features: str, feat: str) -> bool:
@@ -147,7 +163,10 @@ class CallEmitter:
         values = self._args(e.args[2:])
         types = [v.type for v in values]
         features = self.features
-        missing = [f for f in required_features(name) if not _has(features, f)]
+        options = feature_options(name)
+        missing = [f for f in options[0] if not _has(features, f)]
+        if missing and any(all(_has(features, f) for f in alt) for alt in options[1:]):
+            missing = []
         if missing:
             raise CodegenError(f"llvm codegen: intrinsic {name} needs the CPU feature(s) "
                                f"{', '.join(missing)}, which the target "

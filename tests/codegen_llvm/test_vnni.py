@@ -115,7 +115,9 @@ def test_dispatch_falls_back_to_skylake(monkeypatch):
 def test_avxvnni_host_gets_the_avxvnni_instruction(monkeypatch):
     _fake(monkeypatch, {"avx2", "avxvnni"})
     intrin = tensor_intrin.dot_8x1x8_uint8_int8_int32_avxvnni()
-    assert "llvm.x86.avxvnni.vpdpbusd.256" in str(intrin.body)
+    # LLVM has no llvm.x86.avxvnni.* intrinsics (such a call is an unresolved symbol): the
+    # 256-bit AVX-512 VNNI intrinsic, selected as the VEX instruction (the test below)
+    assert "llvm.x86.avx512.vpdpbusd.256" in str(intrin.body)
 
 
 def test_target_without_vnni_is_a_codegen_error(monkeypatch):
@@ -166,3 +168,18 @@ def test_tvm_style_intrinsic_source_runs_with_renames():
     M, N, K = 4, 32, 32
     A, W, Cd = dense(M, N, K, 16)
     run(te.build(schedule(Cd, intrin, 16, rows=2), [A, W, Cd]), M, N, K, 16)
+
+
+def test_dot_8x1x8_for_an_avxvnni_only_cpu_is_the_vex_instruction(monkeypatch):
+    """An AVX-VNNI host without AVX-512 (Alder Lake .. Arrow Lake, Zen 5 desktop parts): the
+    8-lane intrinsic is LLVM's llvm.x86.avx512.vpdpbusd.256, which LLVM emits as the VEX
+    ``{vex} vpdpbusd`` on ymm registers (there are no llvm.x86.avxvnni.* intrinsics). Built,
+    not run: this host may not have AVX-VNNI."""
+    _fake(monkeypatch, {"avx2", "avxvnni"})
+    M, N, K = 4, 24, 32
+    A, W, C = dense(M, N, K, 8)
+    s = schedule(C, tensor_intrin.dot_8x1x8_uint8_int8_int32_avxvnni(), 8, rows=2)
+    asm = te.build(s, [A, W, C], target="llvm -mcpu=alderlake -mattr=+avx2,+avxvnni") \
+        .get_source("asm")
+    assert "{vex}" in asm and "vpdpbusd" in asm and "ymm" in asm
+    assert "zmm" not in asm

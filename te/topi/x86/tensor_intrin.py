@@ -8,8 +8,8 @@ accumulator):
 
 - ``dot_16x1x16_uint8_int8_int32_cascadelake()``: 16 lanes, AVX-512 VNNI
   (``llvm.x86.avx512.vpdpbusd.512``);
-- ``dot_8x1x8_uint8_int8_int32_avxvnni()``: 8 lanes, AVX-VNNI (``llvm.x86.avxvnni.vpdpbusd.256``)
-  or AVX-512 VNNI with VL (``llvm.x86.avx512.vpdpbusd.256``);
+- ``dot_8x1x8_uint8_int8_int32_avxvnni()``: 8 lanes, AVX-VNNI or AVX-512 VNNI with VL (both
+  ``llvm.x86.avx512.vpdpbusd.256``: LLVM emits ``{vex} vpdpbusd`` on an AVX-VNNI host);
 - ``dot_16x1x16_uint8_int8_int32_skylake()``: 16 lanes on AVX-512BW without VNNI
   (``vpmaddubsw`` + ``vpmaddwd``; as in TVM, the pairwise int16 sums saturate when both
   products of a pair are near 255 * 127);
@@ -96,9 +96,9 @@ def dot_8x1x8_uint8_int8_int32_avxvnni():
     """8 int32 lanes (256-bit registers) by ``vpdpbusd``: AVX-VNNI, or AVX-512 VNNI + VL."""
     feats = _require("dot_8x1x8_uint8_int8_int32_avxvnni", ("avxvnni",),
                      ("avx512vnni", "avx512vl"))
-    llvm_name = "llvm.x86.avxvnni.vpdpbusd.256" if feats == ("avxvnni",) else \
-        "llvm.x86.avx512.vpdpbusd.256"
-    return _declare(8, "dot_8x1x8_uint8_int8_int32_avxvnni", _vpdpbusd(llvm_name))
+    del feats   # one LLVM intrinsic for both: LLVM selects the VEX form on AVX-VNNI hosts
+    return _declare(8, "dot_8x1x8_uint8_int8_int32_avxvnni",
+                    _vpdpbusd("llvm.x86.avx512.vpdpbusd.256"))
 
 
 def dot_16x1x16_uint8_int8_int32_skylake():
