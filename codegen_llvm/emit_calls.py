@@ -167,7 +167,10 @@ class CallEmitter:
         missing = [f for f in options[0] if not _has(features, f)]
         if missing and any(all(_has(features, f) for f in alt) for alt in options[1:]):
             missing = []
-        if missing:
+        # a named CPU without -mattr (-mcpu=haswell): its features are LLVM's knowledge of
+        # that CPU, not in the feature string; the probe below compiles for it and decides
+        implied = bool(self.cpu) and not features
+        if missing and not implied:
             raise CodegenError(f"llvm codegen: intrinsic {name} needs the CPU feature(s) "
                                f"{', '.join(missing)}, which the target "
                                f"({self.cpu or 'host'}) does not have; build for a CPU that has "
@@ -178,6 +181,11 @@ class CallEmitter:
             raise CodegenError(f"llvm codegen: intrinsic {name} is called with two signatures "
                                f"({fn.function_type} and {sig})")
         why = probe(_probe_module(name, sig), self.cpu or "", features)
+        if why and missing:
+            raise CodegenError(f"llvm codegen: intrinsic {name} needs the CPU feature(s) "
+                               f"{', '.join(missing)}, which -mcpu={self.cpu} does not have "
+                               f"(LLVM: {why}); build for a CPU that has them "
+                               f"(-mattr=+{',+'.join(missing)}) or use another intrinsic")
         if why:
             raise CodegenError(f"llvm codegen: LLVM refuses intrinsic {name} with signature "
                                f"{sig} ({why}); check its name (overloaded intrinsics need "

@@ -183,3 +183,19 @@ def test_dot_8x1x8_for_an_avxvnni_only_cpu_is_the_vex_instruction(monkeypatch):
         .get_source("asm")
     assert "{vex}" in asm and "vpdpbusd" in asm and "ymm" in asm
     assert "zmm" not in asm
+
+
+def test_named_cpu_without_mattr_gets_its_own_features(monkeypatch):
+    """-mcpu=<name> alone: the CPU's features are LLVM's (the feature string is empty), so an
+    intrinsic the CPU has builds (icelake-server has AVX-512 VNNI), and one it lacks is a
+    CodegenError naming the feature and the CPU (haswell has no VNNI)."""
+    _fake(monkeypatch, {"avx512f", "avx512vnni"})
+    M, N, K = 2, 16, 8
+    A, W, C = dense(M, N, K, 16)
+    s = schedule(C, tensor_intrin.dot_16x1x16_uint8_int8_int32_cascadelake(), 16)
+    asm = te.build(s, [A, W, C], target="llvm -mcpu=icelake-server").get_source("asm")
+    assert "vpdpbusd" in asm and "zmm" in asm
+    s = schedule(C, tensor_intrin.dot_16x1x16_uint8_int8_int32_cascadelake(), 16)
+    with pytest.raises(CodegenError,
+                       match=r"needs the CPU feature\(s\) avx512vnni, which -mcpu=haswell"):
+        te.build(s, [A, W, C], target="llvm -mcpu=haswell")
