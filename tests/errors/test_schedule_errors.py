@@ -336,7 +336,6 @@ def _failing_primitives():
         ("fuse non-adjacent", lambda s, C: s[C].fuse(axes(C)[0], axes(C)[2])),
         ("reorder repeated", lambda s, C: s[C].reorder(axes(C)[1], axes(C)[0], axes(C)[1])),
         ("vectorize reduce", lambda s, C: s[C].vectorize(axes(C)[2])),
-        ("parallel reduce", lambda s, C: s[C].parallel(axes(C)[2])),
         ("inline reduction", lambda s, C: s[C].compute_inline()),
         ("rfactor data axis", lambda s, C: s.rfactor(C, axes(C)[1])),
     ]

@@ -232,18 +232,24 @@ def test_launcher_command():
 
 def test_launcher_runs_a_script(tmp_path):
     script = tmp_path / "hello.py"
-    script.write_text("import os, nn.distributed as dist\n"
+    # each rank writes its own file: the two processes' stdout reach the launcher's through
+    # mpiexec's forwarding, where their lines may interleave mid-line
+    script.write_text("import os, sys, nn.distributed as dist\n"
                       "dist.init_process_group('mpi')\n"
-                      "print('rank', dist.get_rank(), dist.get_world_size(),"
-                      " os.environ['TW_NUM_THREADS'], flush=True)\n"
+                      "line = f'rank {dist.get_rank()} {dist.get_world_size()} '"
+                      " + os.environ['TW_NUM_THREADS']\n"
+                      "with open(os.path.join(sys.argv[1], f'out{dist.get_rank()}.txt'), 'w') as f:\n"
+                      "    f.write(line)\n"
                       "dist.destroy_process_group()\n")
     env = dict(os.environ, PYTHONPATH=str(ROOT))
     env.pop("TW_NUM_THREADS", None)
-    out = subprocess.run([sys.executable, "-m", "nn.distributed.run", "-n", "2", str(script)],
+    out = subprocess.run([sys.executable, "-m", "nn.distributed.run", "-n", "2", str(script),
+                          str(tmp_path)],
                          capture_output=True, text=True, timeout=120, env=env, cwd=ROOT)
     assert out.returncode == 0, out.stderr
     threads = str(max(1, (os.cpu_count() or 1) // 2))
-    assert sorted(out.stdout.split("\n")[:2]) == [f"rank 0 2 {threads}", f"rank 1 2 {threads}"]
+    lines = sorted((tmp_path / f"out{r}.txt").read_text() for r in range(2))
+    assert lines == [f"rank 0 2 {threads}", f"rank 1 2 {threads}"], out.stdout
 
 
 def test_collectives_on_three_ranks():
