@@ -7,6 +7,8 @@ import math
 
 import numpy as np
 
+from ...datasets import _interpolation_matrix
+
 __all__ = ["resize", "crop", "pad", "rotate", "affine", "rgb_to_grayscale", "adjust_brightness",
            "adjust_contrast", "adjust_saturation", "adjust_hue", "adjust_sharpness",
            "posterize", "solarize", "autocontrast", "equalize", "invert", "erase",
@@ -65,22 +67,16 @@ def _aa_weights(n_in, n_out, kind):
 def _plain_weights(n_in, n_out, kind):
     """torch's ``interpolate`` without antialias (align_corners=False): bilinear, bicubic
     (a = -0.75, clamped borders), nearest (``floor(i * scale)``) or nearest-exact."""
+    if kind in ("bilinear", "nearest"):
+        return _interpolation_matrix(n_in, n_out, kind)
     scale = n_in / n_out
     rows = np.arange(n_out)
     matrix = np.zeros((n_out, n_in))
-    if kind in ("nearest", "nearest-exact"):
-        src = np.floor((rows + (0.5 if kind == "nearest-exact" else 0.0)) * scale)
+    if kind == "nearest-exact":
+        src = np.floor((rows + 0.5) * scale)
         matrix[rows, np.minimum(src.astype(int), n_in - 1)] = 1.0
         return matrix
     src = (rows + 0.5) * scale - 0.5
-    if kind == "bilinear":
-        src = np.maximum(src, 0.0)
-        low = np.minimum(np.floor(src).astype(int), n_in - 1)
-        high = np.minimum(low + 1, n_in - 1)
-        t = src - low
-        np.add.at(matrix, (rows, low), 1.0 - t)
-        np.add.at(matrix, (rows, high), t)
-        return matrix
     a = -0.75
     base = np.floor(src).astype(int)
     t = src - base
