@@ -63,16 +63,22 @@ def _read(key):
         return None
 
 
+def write_atomic(path, text):
+    """Write ``text`` to ``path`` through a temporary file and ``os.replace`` (atomic: other
+    processes see all of it or nothing); raises OSError."""
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    tmp = f"{path}.{os.getpid()}.tmp"
+    with open(tmp, "w") as f:
+        f.write(text)
+    os.replace(tmp, path)
+
+
 def _write(key, ptx):
     path = _path(key)
     if path is None:
         return
     try:
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        tmp = f"{path}.{os.getpid()}.tmp"
-        with open(tmp, "w") as f:
-            f.write(ptx)
-        os.replace(tmp, path)       # atomic: other processes see all of it or nothing
+        write_atomic(path, ptx)
     except OSError:
         pass
 

@@ -130,11 +130,8 @@ def _cache_file(source):
     path = os.path.join(root, "cuda", f"k{hashlib.sha256(text.encode()).hexdigest()[:40]}.py")
     try:
         if not os.path.exists(path):
-            os.makedirs(os.path.dirname(path), exist_ok=True)
-            tmp = f"{path}.{os.getpid()}.tmp"
-            with open(tmp, "w") as f:
-                f.write(text)
-            os.replace(tmp, path)          # atomic: other processes see all of it or nothing
+            from .compile_cache import write_atomic
+            write_atomic(path, text)
     except OSError:
         return None
     return path, text
