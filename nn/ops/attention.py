@@ -204,11 +204,20 @@ def _load_transposed(ib, lay, tile, Q, bh, i0, width, scale=1.0):
             tile[d, x] = val
 
 
+def _pointers(ib, lay, ins):
+    """Pointers to q, k, v, the mask (None without one) and the buffers after them."""
+    Q, K, V = (ib.buffer_ptr(b) for b in ins[:3])
+    rest = ins[3:]
+    M = None
+    if lay.mshape is not None:
+        M, rest = ib.buffer_ptr(rest[0]), rest[1:]
+    return Q, K, V, M, [ib.buffer_ptr(b) for b in rest]
+
+
 def _forward_ir(lay, ins, outs):
     f32 = "float32"
     ib = te.tir.ir_builder.create()
-    Q, K, V = (ib.buffer_ptr(b) for b in ins[:3])
-    M = ib.buffer_ptr(ins[3]) if lay.mshape is not None else None
+    Q, K, V, M, _ = _pointers(ib, lay, ins)
     O, LSE = ib.buffer_ptr(outs[0]), ib.buffer_ptr(outs[1])
     ec = _chunk(lay.Ev)
     with ib.for_range(0, lay.BH * lay.nqb, name="task", kind="parallel") as task:
@@ -311,12 +320,7 @@ def _tile_t_by_rows(ib, acc, tile, row, width):
 def _backward_ir(lay, ins, outs):
     f32 = "float32"
     ib = te.tir.ir_builder.create()
-    Q, K, V = (ib.buffer_ptr(b) for b in ins[:3])
-    rest = ins[3:]
-    M = None
-    if lay.mshape is not None:
-        M, rest = ib.buffer_ptr(rest[0]), rest[1:]
-    DO, O, LSE = (ib.buffer_ptr(b) for b in rest)
+    Q, K, V, M, (DO, O, LSE) = _pointers(ib, lay, ins)
     DQ, DK, DV, DELTA = (ib.buffer_ptr(b) for b in outs)
     E, Ev = lay.E, lay.Ev
     we = _lanes(E)

@@ -15,7 +15,7 @@ import functools
 import te
 from te.expr import const, floordiv, floormod, select
 
-from .attention import _Layout, _store
+from .attention import _Layout, _pointers, _store
 
 THREADS = 64
 NEG_INF = float("-inf")
@@ -46,8 +46,7 @@ def _score(ib, lay, Q, K, M, bh, i, j, sc):
 
 def _forward_ir(lay, ins, outs):
     ib = te.tir.ir_builder.create()
-    Q, K, V = (ib.buffer_ptr(b) for b in ins[:3])
-    M = ib.buffer_ptr(ins[3]) if lay.mshape is not None else None
+    Q, K, V, M, _ = _pointers(ib, lay, ins)
     O, LSE = ib.buffer_ptr(outs[0]), ib.buffer_ptr(outs[1])
     bh, i = _bind(ib, lay.L, lay)
     with ib.if_scope(i < lay.L):
@@ -87,12 +86,7 @@ def flash_attention(q, k, v, maskT=None, heads=1, causal=False, scale=1.0, layou
 
 def _dq_ir(lay, ins, outs):
     ib = te.tir.ir_builder.create()
-    Q, K, V = (ib.buffer_ptr(b) for b in ins[:3])
-    rest = ins[3:]
-    M = None
-    if lay.mshape is not None:
-        M, rest = ib.buffer_ptr(rest[0]), rest[1:]
-    DO, O, LSE = (ib.buffer_ptr(b) for b in rest)
+    Q, K, V, M, (DO, O, LSE) = _pointers(ib, lay, ins)
     DQ, DELTA = ib.buffer_ptr(outs[0]), ib.buffer_ptr(outs[1])
     E, Ev = lay.E, lay.Ev
     bh, i = _bind(ib, lay.L, lay)
@@ -121,12 +115,7 @@ def _dq_ir(lay, ins, outs):
 
 def _dkv_ir(lay, ins, outs):
     ib = te.tir.ir_builder.create()
-    Q, K, V = (ib.buffer_ptr(b) for b in ins[:3])
-    rest = ins[3:]
-    M = None
-    if lay.mshape is not None:
-        M, rest = ib.buffer_ptr(rest[0]), rest[1:]
-    DO, LSE, DELTA = (ib.buffer_ptr(b) for b in rest)
+    Q, K, V, M, (DO, LSE, DELTA) = _pointers(ib, lay, ins)
     DK, DV = ib.buffer_ptr(outs[0]), ib.buffer_ptr(outs[1])
     E, Ev = lay.E, lay.Ev
     bh, j = _bind(ib, lay.S, lay)
