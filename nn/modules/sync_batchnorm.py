@@ -19,7 +19,7 @@ import numpy as np
 
 import te
 from nn.ops import norm as ops
-from nn.ops.norm import _vector_partials, sum2
+from nn.ops.norm import _producers, _vector_partials, sum2
 
 from .. import autograd
 from ..device import host
@@ -83,25 +83,13 @@ def schedule_sums(outs):
     """Per-channel sums: channels in parallel, each reduced in vector lanes of partials."""
     outs = list(outs) if isinstance(outs, (list, tuple)) else [outs]
     s = te.create_schedule([o.op for o in outs])
-    red = next(t for t in _reductions(outs[0]))
+    red = next(t for t in (outs[0], *_producers(outs[0])) if t.op.is_reduction)
     rf = _vector_partials(s, red)
     axis = s[red].op.axis[0]
     if rf is not None:
         s[rf].compute_at(s[red], axis)
     s[red].parallel(axis)
     return s
-
-
-def _reductions(out):
-    todo, seen = [out], []
-    while todo:
-        t = todo.pop()
-        if t.op.is_reduction:
-            yield t
-        for src in t.op.input_tensors():
-            if isinstance(src.op, te.ComputeOp) and src.op not in seen:
-                seen.append(src.op)
-                todo.append(src)
 
 
 # ----------------------------------------------------------------------------- function
