@@ -150,7 +150,7 @@ class Rulebook:
 
     def reversed(self):
         """The rulebook with inputs and outputs swapped (inverse convolution, gradients)."""
-        rev = object.__new__(Rulebook)
+        rev = object.__new__(type(self))
         rev.__dict__.update(self.__dict__)
         for name in ("slots_out", "slots_in", "gather_in", "gather_out"):
             rev.__dict__.pop(name, None)

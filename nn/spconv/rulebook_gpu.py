@@ -100,16 +100,6 @@ class GpuRulebook(Rulebook):
         self.num_pairs = int(counts.sum())
         self.seconds = 0.0
 
-    def reversed(self):
-        rev = object.__new__(GpuRulebook)
-        rev.__dict__.update(self.__dict__)
-        for name in ("slots_out", "slots_in", "gather_in", "gather_out", "chunk_groups"):
-            rev.__dict__.pop(name, None)
-        rev.pair_in, rev.pair_out = self.pair_out, self.pair_in
-        rev.n_in, rev.n_out = self.n_out, self.n_in
-        rev.out_indices = None
-        return rev
-
     @functools.cached_property
     def gather_in(self):
         return _clamped(self.pair_in)
