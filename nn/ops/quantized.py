@@ -76,12 +76,11 @@ def host_path() -> str:
     return host_paths()[0]
 
 
-def dot_16x1x16_pmaddwd():
-    """A tensor intrinsic: 16 int32 lanes, each ``data[0:2] . kernel[lane, 0:2]`` (uint8 x
-    int8), accumulated, by one ``vpmaddwd`` on the values widened to int16 (exact)."""
-    from te import compute, const, decl_tensor_intrin, placeholder, reduce_axis, var
+def _declare_pair(name, intrin_func):
+    """The tensor intrinsic ``name``: 16 int32 lanes, each ``data[0:2] . kernel[lane, 0:2]``
+    (uint8 x int8) accumulated, its body ``intrin_func``."""
+    from te import compute, decl_tensor_intrin, placeholder, reduce_axis, var
     from te import sum as te_sum
-    from te.intrin import call_llvm_pure_intrin, reinterpret
     from te.tir import decl_buffer
     data = placeholder((2,), dtype="uint8", name="data")
     kernel = placeholder((LANES, 2), dtype="int8", name="kernel")
@@ -92,6 +91,16 @@ def dot_16x1x16_pmaddwd():
                            strides=[1])
     b_buffer = decl_buffer(kernel.shape, dtype="int8", name="b_buffer", offset_factor=1,
                            strides=[var("ldw"), 1])
+    return decl_tensor_intrin(C.op, intrin_func, name=name,
+                              binds={data: a_buffer, kernel: b_buffer},
+                              default_buffer_params={"offset_factor": 1})
+
+
+def dot_16x1x16_pmaddwd():
+    """A tensor intrinsic: 16 int32 lanes, each ``data[0:2] . kernel[lane, 0:2]`` (uint8 x
+    int8), accumulated, by one ``vpmaddwd`` on the values widened to int16 (exact)."""
+    from te import const
+    from te.intrin import call_llvm_pure_intrin, reinterpret
 
     def intrin_func(ins, outs):
         pair = ins[0].vload([0], "uint8x2").astype("int16x2")
@@ -101,9 +110,7 @@ def dot_16x1x16_pmaddwd():
                                      const(2, "uint32"), a, b)
         return (outs[0].vstore(0, prod), outs[0].vstore(0, const(0, "int32x16")),
                 outs[0].vstore(0, outs[0].vload([0], "int32x16") + prod))
-    return decl_tensor_intrin(C.op, intrin_func, name="dot_16x1x16_uint8_int8_int32_pmaddwd",
-                              binds={data: a_buffer, kernel: b_buffer},
-                              default_buffer_params={"offset_factor": 1})
+    return _declare_pair("dot_16x1x16_uint8_int8_int32_pmaddwd", intrin_func)
 
 
 def dot_16x1x16_pmaddwd256():
@@ -111,20 +118,9 @@ def dot_16x1x16_pmaddwd256():
     lanes as two halves of 8 int32, each one ``vpmaddwd`` (``llvm.x86.avx2.pmadd.wd``) of the
     values widened to int16 (exact: no int16 sum saturates)."""
     from schedule.ir import seq
-    from te import compute, const, decl_tensor_intrin, placeholder, reduce_axis, var
-    from te import sum as te_sum
+    from te import const
     from te.intrin import call_llvm_pure_intrin, reinterpret
-    from te.tir import decl_buffer
     half = LANES // 2
-    data = placeholder((2,), dtype="uint8", name="data")
-    kernel = placeholder((LANES, 2), dtype="int8", name="kernel")
-    k = reduce_axis((0, 2), name="k")
-    C = compute((LANES,), lambda i: te_sum(data[k].astype("int32") *
-                                           kernel[i, k].astype("int32"), axis=k), name="C")
-    a_buffer = decl_buffer(data.shape, dtype="uint8", name="a_buffer", offset_factor=1,
-                           strides=[1])
-    b_buffer = decl_buffer(kernel.shape, dtype="int8", name="b_buffer", offset_factor=1,
-                           strides=[var("ldw"), 1])
 
     def intrin_func(ins, outs):
         pair = ins[0].vload([0], "uint8x2").astype("int16x2")
@@ -137,10 +133,7 @@ def dot_16x1x16_pmaddwd256():
                 seq(*(outs[0].vstore(h * half, zero) for h in (0, 1))),
                 seq(*(outs[0].vstore(h * half, outs[0].vload([h * half], "int32x8") +
                                      prods[h]) for h in (0, 1))))
-    return decl_tensor_intrin(C.op, intrin_func,
-                              name="dot_16x1x16_uint8_int8_int32_pmaddwd256",
-                              binds={data: a_buffer, kernel: b_buffer},
-                              default_buffer_params={"offset_factor": 1})
+    return _declare_pair("dot_16x1x16_uint8_int8_int32_pmaddwd256", intrin_func)
 
 
 def tensorize_lanes(stage, lanes_axis, k_inner, path):
