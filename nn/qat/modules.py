@@ -46,9 +46,13 @@ class Linear(FloatLinear):
     @classmethod
     def from_float(cls, mod, use_precomputed_fake_quant=False):
         """The QAT module of a float (or fused) one, sharing its parameters."""
-        layer = _float_part(mod, cls)
+        return cls._from_layer(_float_part(mod, cls), mod.qconfig)
+
+    @classmethod
+    def _from_layer(cls, layer, qconfig):
+        """The QAT module sharing the float ``layer``'s parameters."""
         qat = cls(layer.in_features, layer.out_features, bias=layer.bias is not None,
-                  qconfig=mod.qconfig)
+                  qconfig=qconfig)
         qat.weight, qat.bias = layer.weight, layer.bias
         return qat
 
@@ -73,11 +77,15 @@ class _ConvQat:
 
     @classmethod
     def from_float(cls, mod, use_precomputed_fake_quant=False):
-        layer = _float_part(mod, cls)
+        return cls._from_layer(_float_part(mod, cls), mod.qconfig)
+
+    @classmethod
+    def _from_layer(cls, layer, qconfig):
+        """The QAT module sharing the float ``layer``'s parameters."""
         qat = cls(layer.in_channels, layer.out_channels, layer.kernel_size,
                   stride=layer.stride, padding=layer.padding, dilation=layer.dilation,
                   groups=layer.groups, bias=layer.bias is not None,
-                  padding_mode=layer.padding_mode, qconfig=mod.qconfig)
+                  padding_mode=layer.padding_mode, qconfig=qconfig)
         qat.weight, qat.bias = layer.weight, layer.bias
         return qat
 

@@ -30,11 +30,7 @@ class LinearReLU(nnqat.Linear):
         if type(mod) is not nni.LinearReLU:
             raise AssertionError(f"qat.LinearReLU.from_float only works for LinearReLU, got "
                                  f"{type(mod).__name__}")
-        layer = mod[0]
-        qat = cls(layer.in_features, layer.out_features, bias=layer.bias is not None,
-                  qconfig=mod.qconfig)
-        qat.weight, qat.bias = layer.weight, layer.bias
-        return qat
+        return cls._from_layer(mod[0], mod.qconfig)
 
 
 def _conv_relu(name, base, fused):
@@ -45,13 +41,7 @@ def _conv_relu(name, base, fused):
         if type(mod) is not fused:
             raise AssertionError(f"qat.{name}.from_float only works for {fused.__name__}, "
                                  f"got {type(mod).__name__}")
-        layer = mod[0]
-        qat = cls(layer.in_channels, layer.out_channels, layer.kernel_size,
-                  stride=layer.stride, padding=layer.padding, dilation=layer.dilation,
-                  groups=layer.groups, bias=layer.bias is not None,
-                  padding_mode=layer.padding_mode, qconfig=mod.qconfig)
-        qat.weight, qat.bias = layer.weight, layer.bias
-        return qat
+        return cls._from_layer(mod[0], mod.qconfig)
     return type(name, (base,), {"forward": forward, "from_float": classmethod(from_float),
                                 "_FLOAT_MODULE": fused, "__module__": __name__,
                                 "_is_fused_module": True,
