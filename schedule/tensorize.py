@@ -43,6 +43,8 @@ def tensorize_nest(builder, stage):
 
 
 class _Tensorize:
+    scalars = {}        # the intrinsic's scalar_params bound (a TensorComputeOp's; none here)
+
     def __init__(self, b, stage):
         self.b, self.stage = b, stage
         self.sb = b.bounds[stage]
@@ -259,14 +261,8 @@ class _Tensorize:
     def bind(self, stmt, regions, vmap):
         """``stmt`` (one of the intrinsic's statements) on the real buffers; ``vmap`` renames
         the outer loops' variables (the init nest's copies)."""
-        intrin = self.intrin
-        if isinstance(regions, dict):
-            regions = [(t, begin, extents,
-                        intrin.buffers[list(intrin.inputs).index(p)] if p in intrin.inputs
-                        else intrin.buffers[-1])
-                       for t, (begin, extents, p) in regions.items()]
         bufmap, values, packed = {}, {}, {}
-        for sp, value in getattr(self, "scalars", {}).items():    # TensorComputeOp's scalars
+        for sp, value in self.scalars.items():      # TensorComputeOp's scalars
             values[sp] = ir_substitute(value, vmap)
         for t, begin, extents, db in regions:
             real, mins = self.b.buffer_of(t)
@@ -375,11 +371,17 @@ class _Tensorize:
                     child.attach_ivar in self.inner:
                 self.fail(f"stage {child.name} is computed at loop {child.attach_ivar.var.name}"
                           ", inside the tensorized nest; attach it outside")
-        return self.build(regions, outer_conds, red_conds)
+        intrin = self.intrin
+        entries = [(t, begin, extents,
+                    intrin.buffers[list(intrin.inputs).index(p)] if p in intrin.inputs
+                    else intrin.buffers[-1])
+                   for t, (begin, extents, p) in regions.items()]
+        return self.build(entries, outer_conds, red_conds)
 
     def build(self, regions, outer_conds, red_conds):
         """The loops outside the intrinsic around its body, or (a reduction with axes
-        outside) its reset in an init nest and its update inside the reduction loops."""
+        outside) its reset in an init nest and its update inside the reduction loops;
+        ``regions``: (tensor, begin, extents, the intrinsic's buffer) of each region."""
         b, stage, sb, intrin = self.b, self.stage, self.sb, self.intrin
         leaves = self.outer
         common = next((p for p, lv in enumerate(leaves) if lv.iter_type == COMM_REDUCE),
