@@ -204,6 +204,15 @@ def _load_transposed(ib, lay, tile, Q, bh, i0, width, scale=1.0):
             tile[d, x] = val
 
 
+def _guarded(ib, ragged, cond, body):
+    """body() under ``if cond`` where the last tile runs past the end (``ragged``), else plain."""
+    if ragged:
+        with ib.if_scope(cond):
+            body()
+    else:
+        body()
+
+
 def _pointers(ib, lay, ins):
     """Pointers to q, k, v, the mask (None without one) and the buffers after them."""
     Q, K, V = (ib.buffer_ptr(b) for b in ins[:3])
@@ -278,11 +287,7 @@ def _forward_ir(lay, ins, outs):
                 with ib.for_range(0, lay.Ev, name="e") as e:
                     _store(O, lay, bh, i0 + x, e, lay.Ev, acc[e, x] * alpha[x])
                 LSE[bh, i0 + x] = mref[x]
-            if lay.L % BR:
-                with ib.if_scope(i0 + x < lay.L):
-                    store()
-            else:
-                store()
+            _guarded(ib, lay.L % BR, i0 + x < lay.L, store)
     return ib.get()
 
 
@@ -394,22 +399,14 @@ def _backward_ir(lay, ins, outs):
                                 _store(DQ, lay, bh, i0 + x, col, E,
                                        lay.at(DQ, bh, i0 + x, col, E) +
                                        dqs[x, col] * const(lay.scale, f32))
-                    if lay.L % BR:
-                        with ib.if_scope(i0 + x < lay.L):
-                            add_dq()
-                    else:
-                        add_dq()
+                    _guarded(ib, lay.L % BR, i0 + x < lay.L, add_dq)
             with ib.for_range(0, BC, name="j") as j:
                 def store_kv():
                     with ib.for_range(0, E, name="c", kind="vectorize") as c:
                         _store(DK, lay, bh, j0 + j, c, E, dks[j, c] * const(lay.scale, f32))
                     with ib.for_range(0, Ev, name="c", kind="vectorize") as c:
                         _store(DV, lay, bh, j0 + j, c, Ev, dvs[j, c])
-                if lay.S % BC:
-                    with ib.if_scope(j0 + j < lay.S):
-                        store_kv()
-                else:
-                    store_kv()
+                _guarded(ib, lay.S % BC, j0 + j < lay.S, store_kv)
     return ib.get()
 
 
