@@ -21,7 +21,7 @@ import os
 
 import numpy as np
 
-from bench_util import measure, torch  # first: puts the repository on sys.path
+from bench_util import cpu_name, measure, torch  # first: puts the repository on sys.path
 import te
 from te.expr import Binary, Call, Expr
 from te.functor import post_order_visit
@@ -30,17 +30,6 @@ from nn.functions.from_te import default_schedule
 from nn.ops import cpu
 from nn.ops import conv as conv_ops
 from nn.ops.cpu_matmul import dense, matmul_tn, schedule_matmul
-
-
-def cpu_name():
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return "unknown CPU"
 
 
 def _flops(value):

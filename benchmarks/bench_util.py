@@ -1,9 +1,11 @@
 """What the benchmark scripts share: the repository on ``sys.path`` (importing this module
 puts it there, so that the scripts run from a checkout without installing), PyTorch when it is
-installed (``torch`` is None otherwise), and timing: medians over interleaved rounds."""
+installed (``torch`` is None otherwise), timing: medians over interleaved rounds, and the
+CPU's name for the printed headers."""
 from __future__ import annotations
 
 import os
+import platform
 import statistics
 import sys
 import time
@@ -40,3 +42,22 @@ def measure(cands, rounds, budget_s=0.05, settle_s=0.0):
             time.sleep(settle_s)
             times[name].append(per_call(fn, numbers[name]))
     return {name: statistics.median(t) for name, t in times.items()}
+
+
+def cpu_name(llvm=False):
+    """The CPU's model name (/proc/cpuinfo); with ``llvm``, LLVM's name for it (its -mcpu)
+    after it in parentheses."""
+    model = None
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    model = line.split(":", 1)[1].strip()
+                    break
+    except OSError:
+        pass
+    model = model or platform.processor() or "unknown CPU"
+    if llvm:
+        import llvmlite.binding as binding
+        return f"{model} ({binding.get_host_cpu_name()})"
+    return model

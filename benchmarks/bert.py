@@ -15,11 +15,10 @@ from __future__ import annotations
 
 import argparse
 import os
-import platform
 
 import numpy as np
 
-from bench_util import measure  # first: puts the repository on sys.path
+from bench_util import cpu_name, measure  # first: puts the repository on sys.path
 import te
 import nn
 import torch
@@ -27,17 +26,6 @@ import transformers
 from nn.models import BertConfig, BertLayer, convert_state_dict
 
 transformers.logging.set_verbosity_error()
-
-
-def _cpu_name():
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown CPU"
 
 
 def _layers(hidden=768, heads=12, inter=3072):
@@ -136,7 +124,7 @@ def main():
     args = ap.parse_args()
     te.set_num_threads(args.threads)
     torch.set_num_threads(args.threads)
-    print(f"{_cpu_name()}, {args.threads} threads; torch {torch.__version__}, transformers "
+    print(f"{cpu_name()}, {args.threads} threads; torch {torch.__version__}, transformers "
           f"{transformers.__version__}; medians of {args.rounds} interleaved rounds")
     print(f"{'case':<44} {'nn ms':>10} {'torch ms':>10} {'torch/nn':>10}")
     ours, theirs = _layers()

@@ -29,20 +29,9 @@ import time
 
 import numpy as np
 
-from bench_util import ROOT
+from bench_util import ROOT, cpu_name
 
 SIZES = (64 << 10, 1 << 20, 4 << 20, 16 << 20, 64 << 20)
-
-
-def cpu_name():
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return "unknown CPU"
 
 
 # ----------------------------------------------------------------------------- inside a job

@@ -20,27 +20,13 @@ import warnings
 
 import numpy as np
 
-from bench_util import measure, torch
+from bench_util import cpu_name, measure, torch
 
 import te
 import nn
 from nn.quantized import qgemm
 
 warnings.filterwarnings("ignore")
-
-
-def _cpu_name():
-    import llvmlite.binding as llvm
-    model = "unknown CPU"
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    model = line.split(":", 1)[1].strip()
-                    break
-    except OSError:
-        pass
-    return f"{model} ({llvm.get_host_cpu_name()})"
 
 
 def _pair_weights(rng, shape, oc):
@@ -109,7 +95,7 @@ def main():
         raise SystemExit("benchmarks/quantized.py compares with PyTorch's quantized modules: "
                          "install torch")
     rng = np.random.default_rng(0)
-    print(f"CPU: {_cpu_name()}, {os.cpu_count()} cores; product path: {qgemm.PATH}; "
+    print(f"CPU: {cpu_name(llvm=True)}, {os.cpu_count()} cores; product path: {qgemm.PATH}; "
           f"medians of {args.rounds} interleaved rounds")
     torch.backends.quantized.engine = "fbgemm"
     all_cases = cases(rng)

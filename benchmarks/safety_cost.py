@@ -25,22 +25,10 @@ import time
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import bench_util  # noqa: E402,F401  (puts the repository on sys.path)
+from bench_util import cpu_name  # noqa: E402  (first: puts the repository on sys.path)
 
 import te  # noqa: E402
 from schedule import config  # noqa: E402
-
-
-def _cpu_name():
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    import platform
-    return platform.processor() or platform.machine()
 
 
 def _time(fn, number):
@@ -169,7 +157,7 @@ def main():
     parser.add_argument("--rounds", type=int, default=9)
     parser.add_argument("--small", action="store_true", help="small sizes (a smoke test)")
     args = parser.parse_args()
-    print(f"CPU: {_cpu_name()}, {os.cpu_count()} cores; numpy {np.__version__}")
+    print(f"CPU: {cpu_name()}, {os.cpu_count()} cores; numpy {np.__version__}")
     gather(1 << (16 if args.small else 24), 1 << (12 if args.small else 20), args.rounds)
     call_overhead(args.rounds)
     cpu_cases(args.small, args.rounds)

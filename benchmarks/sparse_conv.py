@@ -14,24 +14,12 @@ from __future__ import annotations
 
 import argparse
 import os
-import platform
 import time
 import tracemalloc
 
 import numpy as np
 
-import bench_util  # noqa: F401  (puts the repository on sys.path)
-
-
-def cpu_name():
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor()
+from bench_util import cpu_name, measure  # first: puts the repository on sys.path
 
 
 def sites(grid, occupancy, kind, rng):
@@ -81,7 +69,6 @@ def main():
     import nn.spconv as sp
     from nn.spconv.functions import sparse_conv
     from nn.spconv.rulebook import build_rulebook
-    from bench_util import measure
     torch.set_num_threads(args.threads)
     print(f"CPU: {cpu_name()}; threads: {args.threads} (torch {torch.get_num_threads()})")
     rng = np.random.default_rng(0)

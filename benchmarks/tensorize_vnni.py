@@ -23,27 +23,12 @@ import os
 
 import numpy as np
 
-from bench_util import measure
+from bench_util import cpu_name, measure
 
 import te
 from te.topi.x86 import tensor_intrin
 
 ROWS = 4            # output rows per register tile (unrolled)
-
-
-def _cpu_name():
-    """The model name (/proc/cpuinfo) and LLVM's name for the CPU (its -mcpu)."""
-    import llvmlite.binding as llvm
-    model = "unknown CPU"
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    model = line.split(":", 1)[1].strip()
-                    break
-    except OSError:
-        pass
-    return f"{model} ({llvm.get_host_cpu_name()})"
 
 
 def int8_vnni(M, N, K):
@@ -167,7 +152,7 @@ def main():
     np.testing.assert_allclose(cf, fa @ fb, rtol=1e-3, atol=1e-3)
     times = measure(cands, args.rounds, budget_s=0.2)
     ops = 2.0 * M * N * K
-    print(f"CPU: {_cpu_name()}, {os.cpu_count()} cores, {te.get_num_threads()} threads; "
+    print(f"CPU: {cpu_name(llvm=True)}, {os.cpu_count()} cores, {te.get_num_threads()} threads; "
           f"M = N = K = {M}; medians of {args.rounds} interleaved rounds")
     for name, t in times.items():
         unit = "GOPS" if name.startswith("int8") else "GFLOP/s"

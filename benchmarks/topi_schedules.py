@@ -14,20 +14,9 @@ import argparse
 
 import numpy as np
 
-from bench_util import measure, torch  # first: puts the repository on sys.path
+from bench_util import cpu_name, measure, torch  # first: puts the repository on sys.path
 import te
 from te import topi
-
-
-def cpu_name():
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return "unknown CPU"
 
 
 def cases(small):
