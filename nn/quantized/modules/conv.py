@@ -105,13 +105,7 @@ class Conv2d(QuantizedModule):
     @classmethod
     def from_float(cls, mod, use_precomputed_fake_quant=False):
         """The quantized conv of a calibrated float (fused, QAT, or QAT conv-bn) ``mod``."""
-        float_mod = inner(mod, FloatConv2d)
-        if not isinstance(float_mod, FloatConv2d):
-            raise AssertionError(f"nnq.{cls.__name__}.from_float only works for "
-                                 f"{FloatConv2d.__name__}, got {type(mod).__name__}")
-        if getattr(float_mod, "qconfig", None) is None and \
-                getattr(float_mod, "weight_fake_quant", None) is None:
-            float_mod.qconfig = getattr(mod, "qconfig", None)
+        float_mod = inner(mod, FloatConv2d, cls.__name__)
         scale, zp = output_qparams(mod, cls.__name__)
         weight, bias = float_mod.weight, float_mod.bias
         bn = getattr(mod, "bn", None)

@@ -75,13 +75,7 @@ class Linear(QuantizedModule):
     @classmethod
     def from_float(cls, mod, use_precomputed_fake_quant=False):
         """The quantized layer of a calibrated float (fused, or QAT) ``mod``."""
-        float_mod = inner(mod, FloatLinear)
-        if not isinstance(float_mod, FloatLinear):
-            raise AssertionError(f"nnq.{cls.__name__}.from_float only works for "
-                                 f"{FloatLinear.__name__}, got {type(mod).__name__}")
-        if getattr(float_mod, "qconfig", None) is None and \
-                getattr(float_mod, "weight_fake_quant", None) is None:
-            float_mod.qconfig = getattr(mod, "qconfig", None)
+        float_mod = inner(mod, FloatLinear, cls.__name__)
         scale, zp = output_qparams(mod, cls.__name__)
         w = float_weight_qparams(float_mod, cls.__name__)
         new = cls(float_mod.in_features, float_mod.out_features,

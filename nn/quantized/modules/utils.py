@@ -64,14 +64,22 @@ def float_weight_qparams(mod, what):
     return quantize_weight(mod.weight, observer)
 
 
-def inner(mod, kind):
-    """The conv / linear of a fused module (``mod[0]``), or ``mod`` itself."""
-    if isinstance(mod, kind):
-        return mod
-    children = list(mod.children()) if isinstance(mod, Module) else []
-    if children and isinstance(children[0], kind):
-        return children[0]
-    return mod
+def inner(mod, kind, what):
+    """The ``kind`` (conv / linear) layer of ``mod``: ``mod`` itself or a fused module's
+    ``mod[0]``, else an error naming ``nnq.<what>.from_float``; given ``mod``'s qconfig when
+    it has neither a qconfig nor a weight fake quantizer."""
+    layer = mod
+    if not isinstance(mod, kind):
+        children = list(mod.children()) if isinstance(mod, Module) else []
+        if children and isinstance(children[0], kind):
+            layer = children[0]
+    if not isinstance(layer, kind):
+        raise AssertionError(f"nnq.{what}.from_float only works for {kind.__name__}, got "
+                             f"{type(mod).__name__}")
+    if getattr(layer, "qconfig", None) is None and \
+            getattr(layer, "weight_fake_quant", None) is None:
+        layer.qconfig = getattr(mod, "qconfig", None)
+    return layer
 
 
 class QuantizedModule(Module):
