@@ -107,6 +107,15 @@ def _as_axis(iv, value, ranges=None):
     return simplify(cast(iv.var.dtype, value), ranges)
 
 
+def reader_values(r, rb) -> dict:
+    """Var -> value of every root axis of stage ``r`` (bound ``rb``) at its leaf loops'
+    variables; a tensor intrinsic's dimensions (no loops) from their minimum."""
+    offsets = pass_up(r.relations, {lv: lv.var for lv in r.leaf_iter_vars}, rb.extents)
+    for iv in rb.root:
+        offsets.setdefault(iv, const(0, iv.var.dtype))
+    return axis_values(rb.root, offsets)
+
+
 def axis_values(root, offsets, ranges=None) -> dict:
     """Var -> value of every root axis from its range's minimum (which may be computed in a
     wider consumer's width) and its offset, in the axis variable's own width."""
@@ -421,10 +430,7 @@ def _attached_region(sch, stage, bounds, bodies):
     inside = [True] * len(op.axis)      # every read of the dimension provably in its domain
     for r in readers:
         rb = bounds[r]
-        offsets = pass_up(r.relations, {lv: lv.var for lv in r.leaf_iter_vars}, rb.extents)
-        for iv in rb.root:          # a tensor intrinsic's dimensions: no loops, from 0
-            offsets.setdefault(iv, const(0, iv.var.dtype))
-        vmap = axis_values(rb.root, offsets)
+        vmap = reader_values(r, rb)
         # the reader's axes range over their regions where it reads (the tails of its
         # splits are guarded): whether its reads stay inside this stage's domain
         rranges = dict(ranges)

@@ -16,7 +16,7 @@ from .simplify import simplify
 
 def root_region(sch, stage, bounds, bodies, keep):
     """{root axis: Range} of the root stage ``stage``, or None for its whole domain."""
-    from .bound import _has_load, _loads, _relaxed, interval
+    from .bound import _has_load, _loads, _relaxed, interval, reader_values
     op = stage.op
     if stage.is_output or op in keep or stage.scan is not None or stage.group is not None \
             or not op.axis:
@@ -41,12 +41,7 @@ def root_region(sch, stage, bounds, bodies, keep):
             if cur.attach_type != "scope":
                 break
             cur = cur.attach_stage
-        from .bound import axis_values, pass_up
-        rb = bounds[r]
-        offsets = pass_up(r.relations, {lv: lv.var for lv in r.leaf_iter_vars}, rb.extents)
-        for iv in rb.root:
-            offsets.setdefault(iv, const(0, iv.var.dtype))
-        vmap = axis_values(rb.root, offsets)
+        vmap = reader_values(r, bounds[r])
         from te.functor import substitute
         for load in _loads(bodies[r], op):
             for d, idx in enumerate(load.indices):
