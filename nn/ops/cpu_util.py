@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import te
 from te import dtypes
-from te.expr import IntImm
+from te.expr import IntImm, ProducerLoad, Var
+from te.functor import post_order_visit
 from te.tensor import ComputeOp
 
 VECTOR_BITS = 512       # AVX-512 (the default; the host's width comes from nn.ops.host)
@@ -54,6 +55,31 @@ def inline_injective(s, outs):
             stage.compute_inline()
 
 
+def _plain_reads(op) -> bool:
+    """Whether every read of ``op``, and of the elementwise stages inlined into it, indexes
+    with bare loop variables and constants (a pointwise or broadcast read), so that the
+    fused loop's divisions and modulos still give exact bounds. Index arithmetic (a strided
+    slice, a padding offset) keeps the axes apart: over a fused index its bounds widen past
+    the buffer and the access checks refuse the kernel."""
+    stack, seen = [op], set()
+    while stack:
+        cur = stack.pop()
+        if cur in seen:
+            continue
+        seen.add(cur)
+        loads = []
+        for body in cur.body:
+            post_order_visit(body, lambda n: loads.append(n) if isinstance(n, ProducerLoad)
+                             else None)
+        for load in loads:
+            if not all(isinstance(i, (Var, IntImm)) for i in load.indices):
+                return False
+            src = load.producer.op
+            if isinstance(src, ComputeOp) and not src.is_reduction:
+                stack.append(src)
+    return True
+
+
 def schedule_rows(s, t, axes, parallel=True):
     """Vectorize the last of ``axes`` and fuse the others into one loop, parallel when the
     stage is large. Returns (outer loop or None, vector loop or None).
@@ -62,14 +88,25 @@ def schedule_rows(s, t, axes, parallel=True):
     needs a division and a modulo, which turn broadcast operands' loads into gathers. When the
     lanes do not divide it, its outer part stays a loop of its own, so that loop partitioning
     can split off the partial vector (a guard on a fused loop would scalarize every vector).
+    A last axis shorter than the lanes is the exception where the stage reads pointwise or
+    broadcast (``_plain_reads``): it is fused with the axes before it until their product
+    holds a vector (relu of a 50x64x13x13 conv output ran scalar, 11x
+    slower than torch; fused, it is as fast: 54 vs 59 us on 1 thread, Zen 5).
     """
     stage = s[t]
     lanes = vector_lanes(t.dtype)
     axes = list(axes)
     if not axes:
         return None, None
+    extents = [ax.dom.extent for ax in axes]
+    # a last axis shorter than a vector (the 13 columns of a 13x13 image) would leave the
+    # whole stage scalar: fuse it with the axes before it until a vector fits in the product
+    while len(axes) > 1 and all(isinstance(e, IntImm) for e in extents[-2:]) \
+            and extents[-1].value < lanes and _plain_reads(stage.op):
+        extents[-2:] = [te.const(extents[-2].value * extents[-1].value, "int32")]
+        axes[-2:] = [stage.fuse(axes[-2], axes[-1])]
     lead, last = axes[:-1], axes[-1]
-    extent = last.dom.extent
+    extent = extents[-1]
     vec = None
     if not isinstance(extent, IntImm) or extent.value >= lanes:
         last, vec = stage.split(last, factor=lanes)
