@@ -56,11 +56,12 @@ def inline_injective(s, outs):
 
 
 def _plain_reads(op) -> bool:
-    """Whether every read of ``op``, and of the elementwise stages inlined into it, indexes
-    with bare loop variables and constants (a pointwise or broadcast read), so that the
-    fused loop's divisions and modulos still give exact bounds. Index arithmetic (a strided
-    slice, a padding offset) keeps the axes apart: over a fused index its bounds widen past
-    the buffer and the access checks refuse the kernel."""
+    """Whether every read of ``op``, and of the elementwise (non-reduction) stages it reads,
+    which the default schedules inline into it, indexes with bare loop variables and
+    constants (a pointwise or broadcast read), so that the fused loop's divisions and
+    modulos still give exact bounds. Index arithmetic (a strided slice, a padding offset)
+    keeps the axes apart: over a fused index its bounds widen past the buffer and the access
+    checks refuse the kernel."""
     stack, seen = [op], set()
     while stack:
         cur = stack.pop()
@@ -99,12 +100,15 @@ def schedule_rows(s, t, axes, parallel=True):
     if not axes:
         return None, None
     extents = [ax.dom.extent for ax in axes]
+
+    def short(k):       # the k-th axis from the end: a constant extent below the lanes
+        return isinstance(extents[-k], IntImm) and extents[-k].value < lanes
     # a last axis shorter than a vector (the 13 columns of a 13x13 image) would leave the
     # whole stage scalar: fuse it with the axes before it until a vector fits in the product
-    while len(axes) > 1 and all(isinstance(e, IntImm) for e in extents[-2:]) \
-            and extents[-1].value < lanes and _plain_reads(stage.op):
-        extents[-2:] = [te.const(extents[-2].value * extents[-1].value, "int32")]
-        axes[-2:] = [stage.fuse(axes[-2], axes[-1])]
+    if len(axes) > 1 and short(1) and _plain_reads(stage.op):
+        while len(axes) > 1 and short(1) and isinstance(extents[-2], IntImm):
+            extents[-2:] = [te.const(extents[-2].value * extents[-1].value, "int32")]
+            axes[-2:] = [stage.fuse(axes[-2], axes[-1])]
     lead, last = axes[:-1], axes[-1]
     extent = extents[-1]
     vec = None

@@ -78,6 +78,37 @@ def test_injective_schedule_is_parallel_and_vectorized():
                     [np.empty((512, 100), "float32")], np.add)
 
 
+@pytest.mark.parametrize("other", [None, (13,), (13, 1), (4, 1, 1), (1, 4, 13, 1)],
+                         ids=["relu", "row", "column", "channel", "mixed"])
+def test_last_axis_shorter_than_a_vector_is_fused_and_vectorized(other):
+    # 13 columns (a 13x13 feature map): fused with the rows before them into vectors
+    shape = (3, 4, 13, 13)
+    A = te.placeholder(shape, name="A")
+    if other is None:
+        out, args, ref = cpu.relu(A), [A], lambda a: np.maximum(a, 0)
+    else:
+        B = te.placeholder(other, name="B")
+        out, args, ref = cpu.add(A, B), [A, B], np.add
+    s = cpu.schedule_injective(out)
+    assert "ramp(" in str(te.lower(s, args + [out]))
+    arrays = [rand(*shape)] + ([] if other is None else [rand(*other)])
+    verify_schedule(cpu.schedule_injective(out), args + [out], arrays,
+                    [np.empty(shape, "float32")], ref)
+
+
+def test_short_last_axis_read_with_a_stride_keeps_its_own_loop():
+    # x[i, j, 2k]: over a fused index the read's bounds would widen past x, and the access
+    # checks would refuse the kernel; the axes stay apart (scalar) and the result is exact
+    X = te.placeholder((4, 6, 10), name="X")
+    out = te.compute((4, 6, 5), lambda i, j, k: X[i, j, 2 * k] + 1.0, name="strided",
+                     tag="elemwise")
+    s = cpu.schedule_injective(out)
+    assert "ramp(" not in str(te.lower(s, [X, out]))
+    x = rand(4, 6, 10)
+    verify_schedule(cpu.schedule_injective(out), [X, out], [x],
+                    [np.empty((4, 6, 5), "float32")], lambda a: a[:, :, ::2] + 1.0)
+
+
 def test_broadcast_errors():
     with pytest.raises(ValueError, match="do not broadcast"):
         cpu.add(te.placeholder((3, 4)), te.placeholder((5,)))
