@@ -3,7 +3,9 @@
 For a loop ``v`` whose body is guarded by ``a*v + rest < bound`` (``a > 0``, ``rest`` made of
 loops inside ``v`` with constant ranges, ``bound`` invariant), the loop becomes a main part
 ``v < main_end``, where the guard always holds and is removed, and a tail that keeps it. The
-main part then vectorizes and unrolls cleanly.
+main part then vectorizes and unrolls cleanly. A parallel loop is not cut in two (its tail
+would run alone, after the threads finished the main part): each iteration branches to the
+clean body or to the guarded one.
 """
 from __future__ import annotations
 
@@ -11,7 +13,7 @@ from te.expr import IntImm, LT, Max, Min, Var, const
 from te.functor import free_vars
 
 from ..functor import IRMutator, IRVisitor
-from ..ir import For, ForKind, IfThenElse, seq
+from ..ir import For, ForKind, IfThenElse, SeqStmt, seq
 from ..simplify import INF, Linear, const_bounds, simplify, skey
 
 PARTITIONABLE = (ForKind.SERIAL, ForKind.PARALLEL, ForKind.UNROLLED, ForKind.VECTORIZED)
@@ -102,7 +104,37 @@ class _Partition(IRMutator):
         node = self.generic_visit(node)
         if node.kind not in PARTITIONABLE:
             return node
+        if node.kind == ForKind.PARALLEL:
+            return self._partition_parallel(node)
         return self._partition(node)
+
+    def _partition_parallel(self, node):
+        """``node`` partitioned as a serial loop, its pieces then the branches of one
+        parallel loop: a tail loop of its own would run after the main part, alone (5 + 1
+        row blocks on 2 threads took the time of 4)."""
+        serial = For(node.loop_var, node.min, node.extent, ForKind.SERIAL, node.body,
+                     node.thread_tag, node.annotations)
+        done = self._partition(serial)
+        if done is serial:
+            return node
+        parts = list(done.seq) if isinstance(done, SeqStmt) else [done]
+        if not all(isinstance(p, For) for p in parts):
+            return node
+        from ..functor import substitute
+        from .simplify import simplify_stmt
+        v = node.loop_var
+
+        def body_of(p):
+            if isinstance(p.extent, IntImm) and p.extent.value == 1:
+                # one iteration (a last, partial block): with the variable a constant, the
+                # loops inside it can split their own guards off
+                return self.visit(simplify_stmt(substitute(p.body, {p.loop_var: p.min})))
+            return p.body if p.loop_var is v else substitute(p.body, {p.loop_var: v})
+        body = body_of(parts[-1])
+        for p in reversed(parts[:-1]):
+            body = IfThenElse(LT(v, simplify(p.min + p.extent), "bool"), body_of(p), body)
+        return For(v, node.min, node.extent, node.kind, body, node.thread_tag,
+                   node.annotations)
 
     def _partition(self, node):
         guards = _Guards()
