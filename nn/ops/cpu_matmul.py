@@ -317,10 +317,9 @@ def row_block(acc, my, bn):
     # whole blocks per thread: the blocks are the parallel loop, and libgomp hands each
     # thread a contiguous run of them (5 blocks of 28 row tiles on 2 cores kept one core
     # idle 40% of the time: 1024^3 ran at 121 instead of about 190 GFLOP/s)
+    # (this machine's cores, also under a forced family: the pool's size is this machine's)
     tiles = math.prod(d.value for d in acc.shape[:-1]) // my
-    cores = host.detect().cores
-    blocks = -(-tiles // fit)
-    blocks = -(-blocks // cores) * cores
+    blocks = pad_to(-(-tiles // fit), host.detect().cores)
     return max(1, -(-tiles // blocks))
 
 

@@ -12,9 +12,10 @@ from __future__ import annotations
 from te.expr import IntImm, LT, Max, Min, Var, const
 from te.functor import free_vars
 
-from ..functor import IRMutator, IRVisitor
+from ..functor import IRMutator, IRVisitor, substitute
 from ..ir import For, ForKind, IfThenElse, SeqStmt, seq
 from ..simplify import INF, Linear, const_bounds, simplify, skey
+from .simplify import simplify_stmt
 
 PARTITIONABLE = (ForKind.SERIAL, ForKind.PARALLEL, ForKind.UNROLLED, ForKind.VECTORIZED)
 
@@ -120,8 +121,6 @@ class _Partition(IRMutator):
         parts = list(done.seq) if isinstance(done, SeqStmt) else [done]
         if not all(isinstance(p, For) for p in parts):
             return node
-        from ..functor import substitute
-        from .simplify import simplify_stmt
         v = node.loop_var
 
         def body_of(p):
@@ -167,7 +166,6 @@ class _Partition(IRMutator):
 
 
 def _rename(body, v):
-    from ..functor import substitute
     new = Var(v.name, v.dtype)
     return substitute(body, {v: new}), new
 

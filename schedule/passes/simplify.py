@@ -4,7 +4,7 @@ from __future__ import annotations
 from te.expr import Expr, IntImm
 
 from ..functor import IRMutator, substitute
-from ..ir import For, ForKind, IfThenElse, SeqStmt, seq
+from ..ir import Allocate, For, ForKind, IfThenElse, SeqStmt, seq
 from ..simplify import Simplifier
 
 
@@ -46,6 +46,14 @@ class _Simplify(IRMutator):
             return then
         return IfThenElse(cond, then, other)
 
+    def visit_Allocate(self, node):
+        body = self.visit(node.body)
+        if isinstance(body, SeqStmt) and not body.seq:
+            return body                              # a buffer nothing uses any more
+        if body is node.body:
+            return node
+        return Allocate(node.buffer, body, node.annotations)
+
     def visit_SeqStmt(self, node):
         return seq(*[self.visit(s) for s in node.seq])
 
@@ -56,5 +64,6 @@ class _Simplify(IRMutator):
 
 
 def simplify_stmt(stmt):
-    """Simplify expressions and remove loops of extent 0 and branches decided statically."""
+    """Simplify expressions and remove loops of extent 0, branches decided statically, and
+    loops and allocations left with nothing to do."""
     return _Simplify().visit(stmt)

@@ -334,3 +334,24 @@ def test_elementwise_with_symbolic_sizes():
         got = np.empty((rows, 40), "float32")
         f(a, b, got)
         check(got, a * b)
+
+
+def test_matmul_l2_blocks_are_a_multiple_of_the_cores():
+    # the blocks are the parallel loop: an odd count on 2 cores left one core idle at the end
+    from nn.ops.cpu_matmul import row_block
+    M, K, N = 200, 512, 1024            # packed B (2 MB) over half the L2: blocked
+    with host.use("sapphire_rapids"):   # a family whose knobs ask for l2 blocking
+        A = te.placeholder((M, K), name="A")
+        B = te.placeholder((K, N), name="B")
+        C = cpu.matmul(A, B)
+        acc = C.op.input_tensors()[0]
+        my, bn = acc.op.attrs["tile"]
+        block = row_block(acc, my, bn)
+        tiles = acc.shape[0].value // my
+        assert 0 < block <= tiles
+        assert -(-tiles // block) % host.detect().cores == 0
+        f = cpu.build(cpu.matmul, [(M, K), (K, N)])
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal((M, K)).astype(np.float32)
+    b = rng.standard_normal((K, N)).astype(np.float32)
+    np.testing.assert_allclose(f(a, b), a @ b, rtol=1e-4, atol=1e-3)

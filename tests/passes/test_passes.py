@@ -155,3 +155,73 @@ def test_double_buffer_fills_directly_when_a_thread_share_is_large():
     loop = text[text.index("for k_outer"):]
     assert 8 * 16 > STAGE_MAX and ".next" not in text and loop.count("tvm_storage_sync()") == 1
     assert loop.index("A.shared[(k_outer + 1) % 2 * ") < loop.index("tvm_storage_sync()")
+
+
+def _guarded_split(kind):
+    """``for io in <kind>(3): for ii in range(8): if io * 8 + ii < 23: B[io * 8 + ii] = 1``"""
+    io, ii = Var("io"), Var("ii")
+    idx = io * 8 + ii
+    store = BufferStore(B, const(1.0, "float32"), (idx,))
+    return loop(io, 3, loop(ii, 8, IfThenElse(idx < 23, store)), kind), io
+
+
+def _guards(stmt):
+    found = []
+
+    def visit(node):
+        if isinstance(node, IfThenElse):
+            found.append(node)
+    from schedule.functor import post_order_visit
+    post_order_visit(stmt, visit)
+    return found
+
+
+def test_loop_partition_peels_a_serial_loops_tail():
+    from schedule.passes.loop_partition import loop_partition
+    before, _ = _guarded_split(ForKind.SERIAL)
+    main, tail = loop_partition(before).seq
+    assert (main.extent.value, tail.min.value, tail.extent.value) == (2, 2, 1)
+    assert not _guards(main) and len(_guards(tail)) == 1
+
+
+def test_loop_partition_keeps_a_parallel_loops_tail_inside_it():
+    # the tail as a loop after the parallel one would run alone once the threads are done
+    from schedule.passes.loop_partition import loop_partition
+    before, io = _guarded_split(ForKind.PARALLEL)
+    after = loop_partition(before)
+    assert isinstance(after, For) and after.kind == ForKind.PARALLEL
+    assert after.extent.value == 3
+    branch = after.body
+    assert isinstance(branch, IfThenElse) and structural_equal(branch.condition, io < 2)
+    assert not _guards(branch.then_case)
+    # the last, one-iteration block with io = 2: its own loop splits the guard off too
+    first, rest = branch.else_case.seq
+    assert isinstance(first, For) and first.extent.value == 7 and not _guards(first)
+    assert (rest.min.value, rest.extent.value) == (7, 1)
+
+
+@pytest.mark.parametrize("n, factor", [(23, 8), (24, 8), (17, 8), (40, 3)])
+def test_partitioned_parallel_loop_against_numpy(n, factor):
+    A1 = te.placeholder((n,), name="A1")
+    C1 = te.compute((n,), lambda i: A1[i] * 2.0 + 1.0, name="C1")
+    s = te.create_schedule(C1.op)
+    outer, _ = s[C1].split(C1.op.axis[0], factor=factor)
+    s[C1].parallel(outer)
+    text = str(te.lower(s, [A1, C1]))
+    assert text.count("parallel(") == 1
+    f = te.build(s, [A1, C1], target="llvm")
+    a = np.random.rand(n).astype("float32")
+    c = np.zeros(n, "float32")
+    f(a, c)
+    np.testing.assert_allclose(c, a * 2.0 + 1.0, rtol=1e-6)
+
+
+def test_simplify_drops_an_allocation_nothing_uses():
+    from schedule.ir import Allocate
+    i = Var("i")
+    scratch = Buffer("scratch", (const(8),), "float32")
+    dead = loop(i, 4, Allocate(scratch, IfThenElse(i < 0, BufferStore(
+        scratch, const(0.0, "float32"), (i,)))))
+    assert structural_equal(simplify_stmt(dead), seq())
+    kept = loop(i, 4, Allocate(scratch, BufferStore(scratch, const(0.0, "float32"), (i,))))
+    assert structural_equal(simplify_stmt(kept), kept)
