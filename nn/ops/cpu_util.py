@@ -31,7 +31,8 @@ def vector_lanes(dtype) -> int:
     """Elements of ``dtype`` in one vector register of the host (``nn.ops.host``: 512 bits
     with AVX-512, 256 with AVX2)."""
     from . import host
-    return max(1, host.vector_bits() // dtypes.bits(dtype))
+    # bool is stored as a byte: 1-bit lanes would give 512-lane vectors LLVM takes minutes on
+    return max(1, host.vector_bits() // max(8, dtypes.bits(dtype)))
 
 PARALLEL_MIN = 1 << 15      # elements below which a parallel loop costs more than it saves
 
@@ -96,6 +97,8 @@ def schedule_rows(s, t, axes, parallel=True):
     """
     stage = s[t]
     lanes = vector_lanes(t.dtype)
+    if t.dtype == "bool":       # a compare of float32 runs 16 lanes of floats, not 64 of bytes
+        lanes = min([lanes] + [vector_lanes(x.dtype) for x in stage.op.input_tensors])
     axes = list(axes)
     if not axes:
         return None, None

@@ -109,6 +109,27 @@ def test_short_last_axis_read_with_a_stride_keeps_its_own_loop():
                     [np.empty((4, 6, 5), "float32")], lambda a: a[:, :, ::2] + 1.0)
 
 
+def test_a_compare_writing_bools_runs_in_the_lanes_of_its_inputs():
+    # bool is one byte in memory: its lanes are those of the float32 inputs (16 with
+    # AVX-512), not 512 one-bit lanes (LLVM spent 90 s on such a kernel: fractional max
+    # pool's backward compares (2, 3, 5, 6, 6) with (2, 3, 5, 6, 1))
+    import re
+    from nn.ops.cpu_util import vector_lanes
+    A = te.placeholder((2, 3, 5, 6, 6), name="A")
+    B = te.placeholder((2, 3, 5, 6, 1), name="B")
+    out = te.compute(A.shape, lambda *i: A[i] == B[i[:-1] + (0,)], name="eq", tag="broadcast")
+    text = str(te.lower(cpu.schedule_injective(out), [A, B, out]))
+    lanes = {int(n) for n in re.findall(r"ramp\([^,]+, 1, (\d+)\)", text)}
+    assert lanes == {vector_lanes("float32")}
+    assert vector_lanes("bool") == vector_lanes("int8")
+    a, b = rand(2, 3, 5, 6, 6), rand(2, 3, 5, 6, 1)
+    b[..., 0] = a[..., 2]
+    f = te.build(cpu.schedule_injective(out), [A, B, out])
+    got = np.empty(A.shape, "bool")
+    f(a, b, got)
+    np.testing.assert_array_equal(got, a == b)
+
+
 def test_broadcast_errors():
     with pytest.raises(ValueError, match="do not broadcast"):
         cpu.add(te.placeholder((3, 4)), te.placeholder((5,)))
