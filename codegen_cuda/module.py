@@ -18,6 +18,7 @@ from te.runtime import ArgumentError, BenchmarkResult, Signature, as_array_view
 from te.runtime.cache_dir import get_cache_dir
 from te.runtime.signature import ERROR_SLOTS, index_error
 
+from . import simulate
 from .emit import (NUMBA_TYPE, jit_takes_launch_bounds, launch_excess, launch_excess_message,
                    simulator)
 
@@ -62,6 +63,18 @@ def _globals():
     if simulator():
         g["math"] = _SimulatorMath()
     return g
+
+
+def _launch_simulated(kernel, grid, block, *args):
+    """``_launch`` for the kernels of ``codegen_cuda.simulate`` (its own checks, no threads)."""
+    if min(grid) <= 0 or min(block) <= 0:
+        return
+    block, grid = [int(b) for b in block], [int(g) for g in grid]
+    excess = launch_excess(block, grid)
+    if excess is not None:
+        raise ArgumentError(f"for these shapes, kernel {getattr(kernel, '__name__', '')} "
+                            f"would launch {launch_excess_message(excess, block)}")
+    kernel[tuple(grid), tuple(block)](*args)
 
 
 class _SimulatorMath:
@@ -109,6 +122,10 @@ def _load(source, name):
     tiled kernel takes seconds to compile). Otherwise, and on numba's simulator, the source
     runs in memory."""
     g = _globals()
+    if simulator() and simulate.runs_here(source):
+        # our own block-at-a-time runner (codegen_cuda.simulate), not numba's thread per thread
+        g.update(cuda=simulate.SimulatedCuda(), _launch=_launch_simulated)
+        source = simulate.barriers_as_yields(source)
     cached = None if simulator() else _cache_file(source)
     if cached is None:
         exec(compile(source, f"<tensorweave cuda {name}>", "exec"), g)

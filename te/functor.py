@@ -26,36 +26,65 @@ def _is_node(x):
     return hasattr(type(x), "__dataclass_fields__") and not isinstance(x, type)
 
 
+_MISSING = object()
+_LEAF, _NODE, _TUPLE = 0, 1, 2
+
+
 class ExprVisitor:
-    """Walks expressions (and, in subclasses, statements); override ``visit_<Node>``."""
+    """Walks expressions (and, in subclasses, statements); override ``visit_<Node>``.
+
+    Each visitor class keeps two tables, filled as types are met: the handler of each node type
+    and the kind of each field value's type (a leaf, a node to visit, a tuple), so that
+    ``_descend`` is asked once per type."""
+
+    _dispatch: dict = {}
+    _kinds: dict = {}
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        cls._dispatch, cls._kinds = {}, {}
 
     def visit(self, node):
-        cls = type(self)
-        table = cls.__dict__.get("_dispatch")
-        if table is None:
-            table = {}
-            setattr(cls, "_dispatch", table)
         key = type(node)
-        if key not in table:
-            table[key] = getattr(cls, "visit_" + key.__name__, None)
-        method = table[key]
+        method = self._dispatch.get(key, _MISSING)
+        if method is _MISSING:
+            method = self._dispatch[key] = getattr(type(self), "visit_" + key.__name__, None)
         if method is not None:
             return method(self, node)
         return self.generic_visit(node)
 
+    def _kind(self, value):
+        t = type(value)
+        kind = self._kinds.get(t)
+        if kind is None:
+            if isinstance(value, Expr) or (_is_node(value) and self._descend(value)):
+                kind = _NODE
+            elif isinstance(value, tuple):
+                kind = _TUPLE
+            else:
+                kind = _LEAF
+            self._kinds[t] = kind
+        return kind
+
     def generic_visit(self, node):
         for name in _fields(node):
-            self._visit_value(getattr(node, name))
+            value = getattr(node, name)
+            kind = self._kind(value)
+            if kind == _NODE:
+                self.visit(value)
+            elif kind == _TUPLE:
+                self._visit_value(value)
 
     def _visit_value(self, value):
-        if isinstance(value, Expr) or (_is_node(value) and self._descend(value)):
+        kind = self._kind(value)
+        if kind == _NODE:
             self.visit(value)
-        elif isinstance(value, tuple):
+        elif kind == _TUPLE:
             for v in value:
                 self._visit_value(v)
 
     def _descend(self, node) -> bool:
-        """Whether a non-Expr dataclass field (a statement) is traversed."""
+        """Whether a non-Expr dataclass field (a statement) is traversed (asked once per type)."""
         return False
 
 
@@ -66,7 +95,10 @@ class ExprMutator(ExprVisitor):
         changes = None
         for name in _fields(node):
             old = getattr(node, name)
-            new = self._mutate_value(old)
+            kind = self._kind(old)
+            if kind == _LEAF:
+                continue
+            new = self.visit(old) if kind == _NODE else self._mutate_value(old)
             if new is not old:
                 if changes is None:
                     changes = {}
@@ -74,9 +106,10 @@ class ExprMutator(ExprVisitor):
         return dataclasses.replace(node, **changes) if changes else node
 
     def _mutate_value(self, value):
-        if isinstance(value, Expr) or (_is_node(value) and self._descend(value)):
+        kind = self._kind(value)
+        if kind == _NODE:
             return self.visit(value)
-        if isinstance(value, tuple):
+        if kind == _TUPLE:
             new = tuple(self._mutate_value(v) for v in value)
             return value if all(a is b for a, b in zip(new, value)) else new
         return value
