@@ -80,6 +80,10 @@ def family_of(cpu, isa) -> str:
     """The records' family of LLVM CPU name ``cpu`` with features ``isa``."""
     if cpu in _CPU_FAMILY:
         return _CPU_FAMILY[cpu]
+    if "amx" in isa:
+        # only Sapphire Rapids and its successors have AMX; a VM's CPU model can make LLVM
+        # name an older core (a Sapphire Rapids VM of model 167 reads as "rocketlake")
+        return "sapphire_rapids"
     if "avx512" in isa:
         return "generic_avx512"
     if "avx2" in isa and "fma" in isa:

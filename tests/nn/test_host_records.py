@@ -73,6 +73,8 @@ def test_family_of_cpu_names():
     assert host.family_of("alderlake", ("avx2", "fma")) == "generic_avx2"
     assert host.family_of("icelake-server", ("avx2", "fma", "avx512")) == "generic_avx512"
     assert host.family_of("x86-64", ()) == "generic"
+    # a Sapphire Rapids VM whose CPU model LLVM names "rocketlake": AMX decides
+    assert host.family_of("rocketlake", ("avx2", "fma", "avx512", "amx")) == "sapphire_rapids"
 
 
 def test_forced_families_change_the_tiles():
