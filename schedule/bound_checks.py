@@ -23,6 +23,7 @@ from dataclasses import dataclass
 
 from te import dtypes
 from te.expr import NE, And, Call, Expr, Not, Or, Select, Var, cast, const as te_const
+from te.arith import skey
 from te.functor import _fields, free_vars
 
 from . import access_bounds as ab
@@ -163,6 +164,8 @@ class _Walker:
         self._memo = {}             # _access results
         self._overflow_memo = {}    # _no_overflow results (they keep their node alive)
         self._fkeys = {}            # id(facts list) -> (the list, its key)
+        self._free = {}             # _access results without checks, whatever the conds
+        self._ivars = {}            # id(expr) -> (expr, the variables its reads depend on)
 
     def norm(self):
         return ab.Normalizer(dict(self.lets), loops=self.loops)
@@ -266,10 +269,13 @@ class _Walker:
             self._expr(c, conds, checks, owner)
             if isinstance(e, Select) and not self.dry and self._needs_guard(t, f, owner, c):
                 self.lazy.add(e)            # evaluated eagerly, a side would read outside
-            n = self.norm()
-            self._guarded(t, conds + [c], self._facts(c, n), checks, owner)
-            self._guarded(f, conds + [Not(c, "bool")], self._facts(c, n, negate=True), checks,
-                          owner)
+            if self._bears_on(c, t, f):
+                n = self.norm()
+                tf, ff = self._facts(c, n), self._facts(c, n, negate=True)
+            else:                           # a condition on other variables than the reads'
+                tf = ff = []
+            self._guarded(t, conds + [c], tf, checks, owner)
+            self._guarded(f, conds + [Not(c, "bool")], ff, checks, owner)
             return
         if isinstance(e, (And, Or)):
             # both sides are evaluated (an i1 and/or); one whose reads are in bounds only
@@ -278,9 +284,9 @@ class _Walker:
             if not self.dry and self._needs_guard(e.b, None, owner, e.a):
                 self.lazy.add(e)
             guard = e.a if isinstance(e, And) else Not(e.a, "bool")
-            self._guarded(e.b, conds + [guard],
-                          self._facts(e.a, self.norm(), negate=isinstance(e, Or)), checks,
-                          owner)
+            facts = self._facts(e.a, self.norm(), negate=isinstance(e, Or)) \
+                if self._bears_on(e.a, e.b, None) else []
+            self._guarded(e.b, conds + [guard], facts, checks, owner)
             return
         if isinstance(e, Expr):
             if type(e).__name__ == "Let":
@@ -294,6 +300,41 @@ class _Walker:
                 for x in (v if isinstance(v, tuple) else (v,)):
                     if isinstance(x, Expr):
                         self._expr(x, conds, checks, owner)
+
+    def _bears_on(self, cond, t, f) -> bool:
+        """Whether the facts of ``cond`` can bound a read in ``t`` or ``f``: only through a
+        variable that the condition and a read's index (or a let it goes through) share.
+        (Winograd's transforms select on the tile position among sums of reads that do not
+        depend on it: their facts only made every read of every branch be analysed again.)"""
+        reads = self._read_vars(t) | (self._read_vars(f) if f is not None else frozenset())
+        if not reads:
+            return False
+        if any(v in self.lets for v in reads):
+            return True
+        return not reads.isdisjoint(free_vars(cond))
+
+    def _read_vars(self, e):
+        """The variables the reads in ``e`` depend on: their indices', and those of the values
+        of lets in ``e`` (memoized per node)."""
+        hit = self._ivars.get(id(e))
+        if hit is not None:
+            return hit[1]
+        out = set()
+        if isinstance(e, BufferLoad):
+            for i in e.indices:
+                out.update(free_vars(i))
+                out |= self._read_vars(i)
+        elif isinstance(e, Expr):
+            if type(e).__name__ == "Let":
+                out.update(free_vars(e.value))
+            for name in _fields(e):
+                v = getattr(e, name)
+                for x in (v if isinstance(v, tuple) else (v,)):
+                    if isinstance(x, Expr):
+                        out |= self._read_vars(x)
+        out = frozenset(out)
+        self._ivars[id(e)] = (e, out)
+        return out
 
     # ------------------------------------------------------------------ overflow
     def _facts(self, cond, norm, negate=False):
@@ -375,11 +416,8 @@ class _Walker:
         """Whether a read in ``t`` or ``f`` is in bounds only under the select's condition."""
         # the condition's facts can only matter to reads whose indices share a variable
         # with it (a fact bounds an index through a common term)
-        if cond is not None:
-            cvars = set(free_vars(cond))
-            if not any(cvars.intersection(free_vars(i)) for x in (t, f) if x is not None
-                       for ld in _loads_in(x) for i in ld.indices):
-                return False
+        if cond is not None and not self._bears_on(cond, t, f):
+            return False
         # a dry walk (nested selects are not asked again: asking at every level was
         # exponential in the nesting depth)
         saved = (self.preconditions, self.sites, self.fast)
@@ -419,6 +457,11 @@ class _Walker:
         key = (id(node), id(owner), tuple(id(c) for c in conds), tuple(self.loops),
                self._fkeys[id(self.facts)][1], tuple(self.lets), self.unchecked, self.dry)
         hit = self._memo.get(key)
+        if hit is None:
+            # the expression-level guards only go into checks: an access that needed none
+            # needs none under other guards either
+            free_key = (id(buf), write, skey(tuple(indices))) + key[3:]
+            hit = self._free.get(free_key)
         if hit is not None:
             checks, pre = hit[0], hit[1]
             if self.dry and (checks or any(not p.dtype for p in pre)):
@@ -428,6 +471,8 @@ class _Walker:
         start = len(self.preconditions)
         out = self._access_uncached(buf, indices, conds, owner, write, node)
         self._memo[key] = (list(out), self.preconditions[start:], node, owner, conds)
+        if not out:
+            self._free[(id(buf), write, skey(tuple(indices))) + key[3:]] = self._memo[key]
         if self.dry and (out or any(not p.dtype for p in self.preconditions[start:])):
             raise _NeedsGuard()             # the dry walk has its answer
         return out

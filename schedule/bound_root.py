@@ -8,6 +8,7 @@ ends are not constants inside the domain.
 """
 from __future__ import annotations
 
+from te.arith import skey
 from te.expr import IntImm, const
 from te.tensor import ComputeOp, Range
 
@@ -43,7 +44,12 @@ def root_region(sch, stage, bounds, bodies, keep):
             cur = cur.attach_stage
         vmap = reader_values(r, bounds[r])
         from te.functor import substitute
+        seen = set()
         for load in _loads(bodies[r], op):
+            key = skey(load.indices)
+            if key in seen:         # the same read again (Winograd's selects repeat them)
+                continue
+            seen.add(key)
             for d, idx in enumerate(load.indices):
                 idx = substitute(idx, vmap)
                 itv = None if _has_load(idx) else interval(idx, relax)

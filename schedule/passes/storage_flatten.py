@@ -6,6 +6,8 @@ from te import dtypes
 from te.expr import (Add, Cast, Div, FloorDiv, FloorMod, IntImm, Max, Min, Mod, Mul, Select,
                      Sub, cast, const)
 
+from te.arith import skey
+
 from ..functor import IRMutator
 from ..ir import BufferLoad, BufferStore
 from ..simplify import simplify
@@ -79,16 +81,28 @@ def row_major_strides(shape):
 
 
 class _Flatten(IRMutator):
+    def __init__(self):
+        self._seen = {}         # (buffer, indices' structure) -> flat index
+
+    def _flat(self, buffer, indices):
+        key = (id(buffer), skey(indices))
+        hit = self._seen.get(key)
+        if hit is None:         # (Winograd's transforms read the same elements many times)
+            flat = flat_index(buffer, indices)
+            same = len(indices) == 1 and flat is indices[0]
+            hit = self._seen[key] = (flat, same, buffer)
+        return indices[0] if hit[1] else hit[0]
+
     def visit_BufferLoad(self, node):
         node = self.generic_visit(node)
-        index = flat_index(node.buffer, node.indices)
+        index = self._flat(node.buffer, node.indices)
         if len(node.indices) == 1 and index is node.indices[0]:
             return node
         return BufferLoad(node.buffer, (index,), node.dtype)
 
     def visit_BufferStore(self, node):
         node = self.generic_visit(node)
-        index = flat_index(node.buffer, node.indices)
+        index = self._flat(node.buffer, node.indices)
         if len(node.indices) == 1 and index is node.indices[0]:
             return node
         return BufferStore(node.buffer, node.value, (index,))
