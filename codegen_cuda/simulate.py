@@ -5,7 +5,8 @@ numba's simulator runs every CUDA thread of a block as a Python thread, polls th
 until they finish, and wraps every array in two Python objects: about 0.2 ms per thread for a
 trivial kernel. The kernels here come from our own emitter, which uses a small part of the CUDA
 API (thread and block indices, shared and local arrays, ``syncthreads``, ``popc``/``clz``), so
-they can run with the same semantics at a fraction of the cost:
+they can run with the same semantics at a fraction of the cost (as can hand-written kernels of
+the same kind: the sparse rulebook's, with ``cuda.grid``, atomics and device functions):
 
 - a kernel without barriers runs its threads one after another, block by block, in numba's
   order (``np.ndindex`` over the grid, then over the block);
@@ -14,7 +15,9 @@ they can run with the same semantics at a fraction of the cost:
   any goes past it (one legal CUDA schedule of a race-free kernel);
 - ``cuda.shared.array`` returns one array per block and call site (numba's rule: the line that
   allocates it), ``cuda.local.array`` a fresh array per call, and kernels index the device
-  arrays' numpy storage directly.
+  arrays' numpy storage directly;
+- atomics are plain read-modify-writes (one thread runs at a time). A kernel whose threads
+  wait for one another outside barriers (a spin lock) would not finish here: none of ours do.
 
 Sources that call registered extern device functions (``codegen_cuda.emit_calls``, which may use
 numba's own simulated ``cuda`` module) keep running on numba's simulator, as does everything
@@ -76,6 +79,38 @@ class _Local:
         return np.empty(shape, dtype)
 
 
+class _Atomic:
+    """``cuda.atomic``: the threads run one at a time, so a read-modify-write is atomic; each
+    returns the old value, as CUDA's do."""
+
+    @staticmethod
+    def _update(ary, idx, fn):
+        old = ary[idx]
+        ary[idx] = fn(old)
+        return old
+
+    def add(self, ary, idx, val):
+        return self._update(ary, idx, lambda old: old + val)
+
+    def sub(self, ary, idx, val):
+        return self._update(ary, idx, lambda old: old - val)
+
+    def max(self, ary, idx, val):
+        return self._update(ary, idx, lambda old: max(old, val))
+
+    def min(self, ary, idx, val):
+        return self._update(ary, idx, lambda old: min(old, val))
+
+    def exch(self, ary, idx, val):
+        return self._update(ary, idx, lambda old: val)
+
+    def cas(self, ary, idx, expected, val):
+        old = ary[idx]
+        if old == expected:
+            ary[idx] = val
+        return old
+
+
 def _popc(val):
     return bin(int(val) & 0xFFFFFFFFFFFFFFFF).count("1")
 
@@ -97,13 +132,26 @@ class SimulatedCuda:
         self._numba = cuda
         self.threadIdx, self.blockIdx = _Dim3(), _Dim3()
         self.blockDim, self.gridDim = _Dim3(1, 1, 1), _Dim3(1, 1, 1)
-        self.shared, self.local = _Shared(), _Local()
+        self.shared, self.local, self.atomic = _Shared(), _Local(), _Atomic()
         self.popc, self.clz = _popc, _clz
 
-    def jit(self, fn=None, **options):
+    def jit(self, fn=None, device=False, **options):
+        """``@cuda.jit``: a kernel; with ``device=True`` the function itself (a device
+        function is an ordinary call on this runner)."""
         if fn is None:
-            return lambda f: Kernel(f, self)
-        return Kernel(fn, self)
+            return lambda f: f if device else Kernel(f, self)
+        return fn if device else Kernel(fn, self)
+
+    def grid(self, ndim):
+        """The absolute thread position, as ``cuda.grid`` (an int for ``ndim`` 1)."""
+        t, b, d = self.threadIdx, self.blockIdx, self.blockDim
+        pos = (b.x * d.x + t.x, b.y * d.y + t.y, b.z * d.z + t.z)
+        return pos[0] if ndim == 1 else pos[:ndim]
+
+    def gridsize(self, ndim):
+        g, d = self.gridDim, self.blockDim
+        size = (g.x * d.x, g.y * d.y, g.z * d.z)
+        return size[0] if ndim == 1 else size[:ndim]
 
     def syncthreads(self):
         raise RuntimeError("a barrier outside the kernel body: the simulated kernels run "

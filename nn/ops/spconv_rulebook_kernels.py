@@ -1,6 +1,14 @@
 """The numba.cuda kernels of nn/ops/spconv_rulebook_gpu.py (described there). This module
-imports numba: it is imported on the first GPU rulebook, after NUMBA_ENABLE_CUDASIM is set."""
-from numba import cuda
+imports numba: it is imported on the first GPU rulebook, after NUMBA_ENABLE_CUDASIM is set.
+On the simulator the kernels run on ``codegen_cuda.simulate`` (a thread at a time; their
+atomics and probing loops wait for no other thread)."""
+from codegen_cuda.emit import simulator
+
+if simulator():
+    from codegen_cuda.simulate import SimulatedCuda
+    cuda = SimulatedCuda()
+else:
+    from numba import cuda
 
 
 @cuda.jit(device=True)

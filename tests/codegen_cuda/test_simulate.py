@@ -118,3 +118,34 @@ def k(out):
 def test_sources_with_extern_device_functions_stay_on_numbas_simulator():
     assert not simulate.runs_here("import codegen_cuda.emit_calls as _tw_calls\n")
     assert simulate.runs_here("@cuda.jit\ndef k(a):\n    a[0] = 1\n")
+
+
+def test_grid_atomics_and_device_functions_of_hand_written_kernels():
+    """The sparse rulebook's kind of kernel: cuda.grid, a device function, atomic add/max
+    returning the old value, and a compare-and-swap insert into a probing table."""
+    cu = simulate.SimulatedCuda()
+
+    @cu.jit(device=True)
+    def slot(key, mask):
+        return (key * 7) & mask
+
+    @cu.jit
+    def insert(keys, table, count, biggest, order):
+        i = cu.grid(1)
+        if i < keys.shape[0]:
+            h = slot(keys[i], 7)
+            while True:
+                old = cu.atomic.cas(table, h, -1, keys[i])
+                if old == -1 or old == keys[i]:
+                    break
+                h = (h + 1) & 7
+            order[cu.atomic.add(count, 0, 1)] = i
+            cu.atomic.max(biggest, 0, keys[i])
+
+    keys = np.array([3, 11, 3, 5, 19], np.int64)
+    table, count = np.full(8, -1, np.int64), np.zeros(1, np.int64)
+    biggest, order = np.zeros(1, np.int64), np.full(5, -1, np.int64)
+    insert[2, 4](keys, table, count, biggest, order)
+    assert sorted(table[table >= 0]) == [3, 5, 11, 19]
+    assert count[0] == 5 and biggest[0] == 19 and sorted(order) == list(range(5))
+    assert cu.gridsize(1) == 8
