@@ -36,7 +36,7 @@ def test_a_broken_user_record_is_skipped_with_a_warning(tmp_path):
     set_cache_dir(str(tmp_path))
     try:
         path = host.user_records_path(host.detect())
-        (tmp_path / "host").mkdir()
+        (tmp_path / "host").mkdir(exist_ok=True)     # detect() may have written its FMA probe
         with open(path, "w") as f:
             json.dump({"knobs": {"matmul": {"rows": -3}}}, f)
         with pytest.warns(UserWarning, match="ignoring the records"):
