@@ -12,3 +12,10 @@ if "TW_CACHE_DIR" not in os.environ:
     _cache = tempfile.mkdtemp(prefix="tw-test-cache-")
     os.environ["TW_CACHE_DIR"] = _cache
     atexit.register(shutil.rmtree, _cache, ignore_errors=True)
+
+
+def pytest_collection_modifyitems(config, items):
+    """The tests marked slow first (in their collection order), the rest after: over xdist's
+    two workers the long ones (PTX compiles, tutorial runs in subprocesses) then overlap with
+    the many short ones instead of ending the run on one worker while the other is idle."""
+    items.sort(key=lambda item: item.get_closest_marker("slow") is None)

@@ -16,7 +16,12 @@ def test_tutorials_exist():
     assert TUTORIALS, f"no tutorials found in {ROOT / 'tutorials'}"
 
 
-@pytest.mark.parametrize("path", TUTORIALS, ids=[p.name for p in TUTORIALS])
+# the ones that run for 15 s or more on 2 cores (slow: scheduled first, skipped by -m "not slow")
+LONG = {"13_quantization.py", "15_bert.py"}
+
+
+@pytest.mark.parametrize("path", [pytest.param(p, marks=pytest.mark.slow) if p.name in LONG
+                                  else p for p in TUTORIALS], ids=[p.name for p in TUTORIALS])
 def test_tutorial_runs(path):
     env = dict(os.environ, TW_TUTORIAL_SMALL="1")
     proc = subprocess.run([sys.executable, str(path)], cwd=ROOT, env=env, capture_output=True,
