@@ -12,7 +12,9 @@ TUTORIAL = ROOT / "tutorials" / "09_training.py"
 
 
 def run(checkpoint, stop_after=None):
-    env = dict(os.environ, TW_TUTORIAL_SMALL="1", TW_CHECKPOINT=str(checkpoint))
+    # the tiniest data (10 images of 10x10) for three epochs: resuming is about the state
+    env = dict(os.environ, TW_TUTORIAL_SMALL="1", TW_TUTORIAL_TINY="1", TW_EPOCHS="3",
+               TW_CHECKPOINT=str(checkpoint))
     if stop_after is not None:
         env["TW_STOP_AFTER"] = str(stop_after)
     proc = subprocess.run([sys.executable, str(TUTORIAL)], cwd=ROOT, env=env,

@@ -30,7 +30,7 @@ DEVICE = nn.device(os.environ.get("TW_DEVICE", "cpu"))
 SIMULATED = DEVICE.type == "cuda" and os.environ.get("NUMBA_ENABLE_CUDASIM") == "1"
 # the smallest run: 10x10 images, two batches (on the simulator, or with TW_TUTORIAL_TINY=1)
 TINY = SMALL and (SIMULATED or os.environ.get("TW_TUTORIAL_TINY") == "1")
-EPOCHS = 1 if TINY else 3 if SMALL else 12
+EPOCHS = int(os.environ.get("TW_EPOCHS", 1 if TINY else 3 if SMALL else 12))
 SIZE = 10 if TINY else 32
 # to try resuming: TW_STOP_AFTER=4 stops the run after epoch 4 (its checkpoint saved); run the
 # script again and it continues from there
