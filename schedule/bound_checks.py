@@ -460,7 +460,7 @@ class _Walker:
         if hit is None:
             # the expression-level guards only go into checks: an access that needed none
             # needs none under other guards either
-            free_key = (id(buf), write, skey(tuple(indices))) + key[3:]
+            free_key = self._free_key(buf, indices, write, key)
             hit = self._free.get(free_key)
         if hit is not None:
             checks, pre = hit[0], hit[1]
@@ -472,10 +472,18 @@ class _Walker:
         out = self._access_uncached(buf, indices, conds, owner, write, node)
         self._memo[key] = (list(out), self.preconditions[start:], node, owner, conds)
         if not out:
-            self._free[(id(buf), write, skey(tuple(indices))) + key[3:]] = self._memo[key]
+            self._free[self._free_key(buf, indices, write, key)] = self._memo[key]
         if self.dry and (out or any(not p.dtype for p in self.preconditions[start:])):
             raise _NeedsGuard()             # the dry walk has its answer
         return out
+
+    def _free_key(self, buf, indices, write, key):
+        """The key of an access by its structure (not its node) in this context: the
+        enclosing loops' and lets' values too, not only their variables (one variable bound
+        by two loops of different ranges must not share an answer)."""
+        loops = tuple((v, ab.freeze(lo), ab.freeze(ext)) for v, (lo, ext) in self.loops.items())
+        lets = tuple((v, ab.freeze(p)) for v, p in self.lets.items())
+        return (id(buf), write, skey(tuple(indices)), loops, lets) + key[4:5] + key[6:]
 
     def _access_uncached(self, buf, indices, conds, owner, write, node):
         if any(ab.const_value(f) is not None and ab.const_value(f) > 0 for f in self.facts):
