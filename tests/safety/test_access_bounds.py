@@ -713,3 +713,28 @@ def test_index_error_reports_the_first_bad_index():
     with pytest.raises(IndexError, match=r"index 7 is out of bounds .* computing B\[1\]"):
         f(np.arange(5, dtype="float32"), np.array([0, 7, 1, 9], "int32"),
           np.empty(4, "float32"))
+
+
+def test_one_loop_variable_under_two_ranges_is_checked_under_the_wider():
+    """The bound checks reuse the answer of a structurally equal access only under the same
+    loop ranges: A[i] in range under 0 <= i < 4 must still be checked under 0 <= i < 10."""
+    import dataclasses
+    from schedule.bound_checks import insert_bound_checks
+    from schedule.ir import BufferLoad, BufferStore, For, ForKind, SeqStmt
+    from te.expr import Var
+    A = te.placeholder((4,), name="A")
+    B = te.compute((10,), lambda i: A[te.min(i, 3)], name="B")
+    func = te.lower(te.create_schedule(B.op), [A, B])
+    a, b = func.params
+    i = Var("i", "int32")
+
+    def loop(extent):
+        return For(i, te.const(0), te.const(extent), ForKind.SERIAL,
+                   BufferStore(b, BufferLoad(a, (i,), "float32"), (i,)))
+    two = dataclasses.replace(func, body=SeqStmt((loop(4), loop(10))), preconditions=(),
+                              check_sites=())
+    checked = insert_bound_checks(two)
+    # the read past A's end: a condition the call checks (constant sizes: it always fails)
+    assert [(p.buffer, p.access) for p in checked.preconditions] == [("A", "A[i]")]
+    one = insert_bound_checks(dataclasses.replace(two, body=loop(4)))
+    assert not one.check_sites and not one.preconditions
