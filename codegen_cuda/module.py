@@ -36,37 +36,14 @@ def _globals():
         else:
             g[short] = getattr(types, "boolean" if dt == "bool" else dt)
 
-    def _launch(kernel, grid, block, *args):
-        if min(grid) <= 0 or min(block) <= 0:
-            return
-        block, grid = [int(b) for b in block], [int(g) for g in grid]
-        excess = launch_excess(block, grid)
-        if excess is not None:
-            raise ArgumentError(f"for these shapes, kernel {getattr(kernel, '__name__', '')} "
-                                f"would launch {launch_excess_message(excess, block)}")
-        launch = kernel[tuple(grid), tuple(block)]
-        if not simulator():
-            launch(*args)
-            return
-        # The simulator runs a block's threads as Python threads, and every shared array it
-        # allocates looks up its call site in the stack (a file system call, which lets go of
-        # the GIL): at the interpreter's default switch interval (5 ms) each allocation waited
-        # that long for the GIL to come back. A short interval while the kernel runs.
-        interval = sys.getswitchinterval()
-        sys.setswitchinterval(SIMULATOR_SWITCH_INTERVAL)
-        try:
-            launch(*args)
-        finally:
-            sys.setswitchinterval(interval)
-
     g.update(_launch=_launch)
     if simulator():
         g["math"] = _SimulatorMath()
     return g
 
 
-def _launch_simulated(kernel, grid, block, *args):
-    """``_launch`` for the kernels of ``codegen_cuda.simulate`` (its own checks, no threads)."""
+def _launch(kernel, grid, block, *args):
+    """Launch ``kernel`` (numba's, or ``codegen_cuda.simulate``'s) after the launch checks."""
     if min(grid) <= 0 or min(block) <= 0:
         return
     block, grid = [int(b) for b in block], [int(g) for g in grid]
@@ -74,7 +51,20 @@ def _launch_simulated(kernel, grid, block, *args):
     if excess is not None:
         raise ArgumentError(f"for these shapes, kernel {getattr(kernel, '__name__', '')} "
                             f"would launch {launch_excess_message(excess, block)}")
-    kernel[tuple(grid), tuple(block)](*args)
+    launch = kernel[tuple(grid), tuple(block)]
+    if not simulator() or isinstance(kernel, simulate.Kernel):
+        launch(*args)
+        return
+    # numba's simulator runs a block's threads as Python threads, and every shared array it
+    # allocates looks up its call site in the stack (a file system call, which lets go of
+    # the GIL): at the interpreter's default switch interval (5 ms) each allocation waited
+    # that long for the GIL to come back. A short interval while the kernel runs.
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(SIMULATOR_SWITCH_INTERVAL)
+    try:
+        launch(*args)
+    finally:
+        sys.setswitchinterval(interval)
 
 
 class _SimulatorMath:
@@ -124,7 +114,7 @@ def _load(source, name):
     g = _globals()
     if simulator() and simulate.runs_here(source):
         # our own block-at-a-time runner (codegen_cuda.simulate), not numba's thread per thread
-        g.update(cuda=simulate.SimulatedCuda(), _launch=_launch_simulated)
+        g["cuda"] = simulate.SimulatedCuda()
         source = simulate.barriers_as_yields(source)
     cached = None if simulator() else _cache_file(source)
     if cached is None:
